@@ -1,0 +1,100 @@
+# Locates the CUTLASS headers and builds the patched copy that the "patched" targets compile against.
+#
+# Inputs:  CUTLASS_DIR (a checkout; empty = the nvidia-cutlass wheel), Python_EXECUTABLE.
+# Outputs: CO_CUTLASS_ROOT, CO_CUTLASS_INCLUDES, CO_CUTLASS_VERSION, CO_CUTLASS_DESCRIBE,
+#          CO_PATCHED_ROOT, CO_PATCHED_INCLUDES, CO_PATCH_SERIES_FILE, CO_PATCH_LIST.
+
+if(CUTLASS_DIR)
+  set(CO_CUTLASS_ROOT "${CUTLASS_DIR}")
+  set(CO_CUTLASS_ORIGIN "CUTLASS_DIR")
+else()
+  execute_process(
+    COMMAND "${Python_EXECUTABLE}" -c
+      "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source'))"
+    OUTPUT_VARIABLE CO_CUTLASS_ROOT OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _rc ERROR_QUIET)
+  if(NOT _rc EQUAL 0 OR NOT EXISTS "${CO_CUTLASS_ROOT}/include/cutlass/cutlass.h")
+    message(FATAL_ERROR
+      "CUTLASS headers not found. Either `pip install nvidia-cutlass==4.2.0.0` into the build "
+      "environment (it is a build requirement) or set CUTLASS_DIR to a CUTLASS checkout.")
+  endif()
+  set(CO_CUTLASS_ORIGIN "nvidia-cutlass wheel")
+endif()
+get_filename_component(CO_CUTLASS_ROOT "${CO_CUTLASS_ROOT}" ABSOLUTE)
+if(NOT EXISTS "${CO_CUTLASS_ROOT}/include/cutlass/version.h")
+  message(FATAL_ERROR "CUTLASS_DIR=${CO_CUTLASS_ROOT} has no include/cutlass/version.h")
+endif()
+
+# The subtrees a header-only consumer needs; the patch series is applied to exactly these.
+set(CO_CUTLASS_SUBTREES include tools/util/include)
+set(CO_CUTLASS_INCLUDES "${CO_CUTLASS_ROOT}/include" "${CO_CUTLASS_ROOT}/tools/util/include")
+
+file(STRINGS "${CO_CUTLASS_ROOT}/include/cutlass/version.h" _ver REGEX "#define CUTLASS_(MAJOR|MINOR|PATCH) ")
+string(REGEX REPLACE ".*CUTLASS_MAJOR ([0-9]+).*" "\\1" _major "${_ver}")
+string(REGEX REPLACE ".*CUTLASS_MINOR ([0-9]+).*" "\\1" _minor "${_ver}")
+string(REGEX REPLACE ".*CUTLASS_PATCH ([0-9]+).*" "\\1" _patch "${_ver}")
+set(CO_CUTLASS_VERSION "${_major}.${_minor}.${_patch}")
+
+find_package(Git REQUIRED)
+set(CO_CUTLASS_DESCRIBE "")
+if(EXISTS "${CO_CUTLASS_ROOT}/.git")
+  execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${CO_CUTLASS_ROOT}" describe --tags --always --dirty
+    OUTPUT_VARIABLE CO_CUTLASS_DESCRIBE OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+endif()
+
+# One series per CUTLASS release where the upstream text differs (see patch/README.md);
+# `series` itself targets CUTLASS main.
+set(CO_PATCH_DIR "${PROJECT_SOURCE_DIR}/patch")
+if(EXISTS "${CO_PATCH_DIR}/series-v${CO_CUTLASS_VERSION}")
+  set(CO_PATCH_SERIES_FILE "${CO_PATCH_DIR}/series-v${CO_CUTLASS_VERSION}")
+else()
+  set(CO_PATCH_SERIES_FILE "${CO_PATCH_DIR}/series")
+endif()
+file(STRINGS "${CO_PATCH_SERIES_FILE}" _series_lines)
+set(CO_PATCH_LIST "")
+foreach(_line IN LISTS _series_lines)
+  string(STRIP "${_line}" _line)
+  if(_line STREQUAL "" OR _line MATCHES "^#")
+    continue()
+  endif()
+  list(APPEND CO_PATCH_LIST "${_line}")
+endforeach()
+
+# Re-run configure (and so re-patch) whenever the series or a patch changes.
+file(GLOB_RECURSE _patch_files "${CO_PATCH_DIR}/*.patch" "${CO_PATCH_DIR}/series*")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_patch_files} "${CO_CUTLASS_ROOT}/include/cutlass/version.h")
+
+# A fresh copy every configure, so a removed patch never lingers in the tree.
+set(CO_PATCHED_ROOT "${CMAKE_BINARY_DIR}/cutlass-patched")
+file(REMOVE_RECURSE "${CO_PATCHED_ROOT}")
+foreach(_sub IN LISTS CO_CUTLASS_SUBTREES)
+  get_filename_component(_parent "${CO_PATCHED_ROOT}/${_sub}" DIRECTORY)
+  file(COPY "${CO_CUTLASS_ROOT}/${_sub}" DESTINATION "${_parent}")
+endforeach()
+# Its own repository, so `git apply` never resolves paths against an enclosing checkout.
+execute_process(COMMAND "${GIT_EXECUTABLE}" init -q WORKING_DIRECTORY "${CO_PATCHED_ROOT}")
+
+set(_include_args "")
+foreach(_sub IN LISTS CO_CUTLASS_SUBTREES)
+  list(APPEND _include_args "--include=${_sub}/*")
+endforeach()
+foreach(_p IN LISTS CO_PATCH_LIST)
+  set(_file "${CO_PATCH_DIR}/${_p}")
+  if(NOT EXISTS "${_file}")
+    message(FATAL_ERROR "${CO_PATCH_SERIES_FILE} lists ${_p}, which is not in patch/")
+  endif()
+  # Hunks outside the header subtrees (tests, CHANGELOG) are for the upstream PR, not this build.
+  execute_process(
+    COMMAND "${GIT_EXECUTABLE}" apply --verbose ${_include_args} "${_file}"
+    WORKING_DIRECTORY "${CO_PATCHED_ROOT}"
+    RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR
+      "patch/${_p} does not apply to CUTLASS ${CO_CUTLASS_VERSION} (${CO_CUTLASS_ROOT}).\n"
+      "git apply says (file and hunk):\n${_err}${_out}")
+  endif()
+  message(STATUS "cutlass-overhead: applied patch/${_p}")
+endforeach()
+set(CO_PATCHED_INCLUDES "${CO_PATCHED_ROOT}/include" "${CO_PATCHED_ROOT}/tools/util/include")
+list(LENGTH CO_PATCH_LIST _n)
+message(STATUS "cutlass-overhead: CUTLASS ${CO_CUTLASS_VERSION} from ${CO_CUTLASS_ORIGIN}; "
+               "${_n} patch(es) from ${CO_PATCH_SERIES_FILE}")

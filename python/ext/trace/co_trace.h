@@ -1,0 +1,67 @@
+// Phase markers and the CUPTI recorder's C++ interface (libco_trace.so).
+//
+// The GEMM variants live in separate shared objects; all of them report the phase they are in
+// to this one library, so a single CUPTI subscriber can attribute every CUDA call to a phase.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#if defined(CO_TRACE_BUILDING)
+#define CO_TRACE_API __attribute__((visibility("default")))
+#else
+#define CO_TRACE_API
+#endif
+
+namespace co {
+
+// The steps of the seed's runNvfp4Gemm, in order. kOutside is everything else.
+enum class Phase : int {
+  kOutside = 0,
+  kArgs,            // args_from_options
+  kWorkspaceSize,   // Gemm::get_workspace_size
+  kWorkspaceAlloc,  // device_memory::allocation constructor
+  kCanImplement,    // gemm.can_implement
+  kInitialize,      // gemm.initialize
+  kRun,             // gemm.run(args, workspace, stream) -- includes its own initialize()
+  kWorkspaceFree,   // device_memory::allocation destructor
+  kCount
+};
+
+CO_TRACE_API char const* phase_name(Phase p);
+
+namespace trace {
+
+// Sets the calling thread's current phase (read by the CUPTI callback on the same thread).
+CO_TRACE_API void set_phase(Phase p) noexcept;
+
+struct CountRow {
+  std::string phase;
+  std::string domain;  // "runtime" or "driver"
+  std::string api;
+  uint64_t count;
+};
+
+struct ActivityRecord {
+  std::string kind;    // "runtime", "driver" or "kernel"
+  std::string name;
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint32_t correlation_id;
+  uint32_t thread_id;
+};
+
+// Callback API: counts every runtime and driver API entry by name and phase. Throws on CUPTI errors.
+CO_TRACE_API void start_counting();
+CO_TRACE_API void stop_counting();
+CO_TRACE_API bool counting();
+CO_TRACE_API std::vector<CountRow> counts();
+
+// Activity API: API calls and kernels with timestamps on one clock.
+CO_TRACE_API void start_activity();
+CO_TRACE_API std::vector<ActivityRecord> stop_activity();
+CO_TRACE_API uint64_t timestamp_ns();
+
+}  // namespace trace
+}  // namespace co

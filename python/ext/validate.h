@@ -1,0 +1,159 @@
+// Input validation shared by the variant modules: every check runs before CUTLASS sees an operand,
+// and each failure is a Python exception that says what to fix.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstdint>
+#include <string>
+
+#include "gemm_api.h"
+
+namespace co::py {
+
+namespace nb = nanobind;
+using Array = nb::ndarray<>;
+
+inline std::string dtype_name(nb::dlpack::dtype t) {
+  char const* kind = "?";
+  switch (t.code) {
+    case static_cast<uint8_t>(nb::dlpack::dtype_code::Int): kind = "int"; break;
+    case static_cast<uint8_t>(nb::dlpack::dtype_code::UInt): kind = "uint"; break;
+    case static_cast<uint8_t>(nb::dlpack::dtype_code::Float): kind = "float"; break;
+    case static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat): kind = "bfloat"; break;
+    case static_cast<uint8_t>(nb::dlpack::dtype_code::Bool): kind = "bool"; break;
+    default: kind = "dlpack-code-"; return kind + std::to_string(t.code) + "-" + std::to_string(t.bits) + "bit";
+  }
+  return kind + std::to_string(t.bits);
+}
+
+[[noreturn]] inline void fail_value(std::string const& msg) { throw nb::value_error(msg.c_str()); }
+[[noreturn]] inline void fail_type(std::string const& msg) { throw nb::type_error(msg.c_str()); }
+
+inline void expect_bf16(Array const& x, char const* name) {
+  nb::dlpack::dtype t = x.dtype();
+  if (!(t.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat) && t.bits == 16 && t.lanes == 1)) {
+    fail_type(std::string(name) + " must be bfloat16, got " + dtype_name(t));
+  }
+}
+
+// Packed FP4 (two e2m1 per byte) and ue4m3 scale factors travel as any 1-byte dtype.
+inline void expect_byte_elements(Array const& x, char const* name, char const* what) {
+  nb::dlpack::dtype t = x.dtype();
+  if (t.bits != 8 || t.lanes != 1) {
+    fail_type(std::string(name) + " must have 1-byte elements (" + what + "), got " + dtype_name(t));
+  }
+}
+
+inline void expect_matrix(Array const& x, char const* name, int64_t rows, int64_t cols) {
+  if (x.ndim() != 2) {
+    fail_value(std::string(name) + " must be 2-D, got " + std::to_string(x.ndim()) + "-D");
+  }
+  if (x.shape(0) != static_cast<size_t>(rows) || x.shape(1) != static_cast<size_t>(cols)) {
+    fail_value(std::string(name) + " must have shape (" + std::to_string(rows) + ", " + std::to_string(cols) +
+               "), got (" + std::to_string(x.shape(0)) + ", " + std::to_string(x.shape(1)) + ")");
+  }
+}
+
+// Row-major and dense: what CUTLASS's packed strides assume.
+inline void expect_contiguous(Array const& x, char const* name) {
+  int64_t expected = 1;
+  for (int64_t d = static_cast<int64_t>(x.ndim()) - 1; d >= 0; --d) {
+    if (x.shape(d) != 1 && x.stride(d) != expected) {
+      fail_value(std::string(name) + " must be C-contiguous (row-major, dense); call .contiguous() first");
+    }
+    expected *= static_cast<int64_t>(x.shape(d));
+  }
+}
+
+inline void expect_aligned(Array const& x, char const* name, size_t bytes) {
+  if (reinterpret_cast<uintptr_t>(x.data()) % bytes != 0) {
+    fail_value(std::string(name) + "'s data pointer must be " + std::to_string(bytes) +
+               "-byte aligned for TMA; use a fresh allocation rather than an offset view");
+  }
+}
+
+inline void expect_cuda(Array const& x, char const* name, int32_t* device_id) {
+  if (x.device_type() != nb::device::cuda::value) {
+    fail_value(std::string(name) + " must be on a CUDA device (DLPack device type " +
+               std::to_string(x.device_type()) + " is not CUDA)");
+  }
+  if (*device_id < 0) {
+    *device_id = x.device_id();
+  } else if (x.device_id() != *device_id) {
+    fail_value(std::string("all operands must be on one GPU; ") + name + " is on cuda:" +
+               std::to_string(x.device_id()) + ", others on cuda:" + std::to_string(*device_id));
+  }
+}
+
+// No GPU, wrong GPU, wrong architecture: checked last, so the checks above also run without a GPU.
+inline void expect_gpu(int32_t device_id, char const* built_archs, char const* what) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    throw std::runtime_error(std::string("no CUDA GPU is visible (cudaGetDeviceCount: ") + cudaGetErrorName(e) +
+                             "); " + what + " needs one");
+  }
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error("cudaGetDevice failed");
+  }
+  if (device_id != current) {
+    fail_value("operands are on cuda:" + std::to_string(device_id) + " but the current device is cuda:" +
+               std::to_string(current) + "; call torch.cuda.set_device(" + std::to_string(device_id) + ") first");
+  }
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, current);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, current);
+  std::string cc = std::to_string(major * 10 + minor);
+  std::string archs = built_archs;
+  // SASS built for sm_XYa runs only on compute capability X.Y exactly.
+  size_t pos = 0;
+  while (pos <= archs.size()) {
+    size_t end = archs.find(',', pos);
+    if (end == std::string::npos) end = archs.size();
+    std::string a = archs.substr(pos, end - pos);
+    if (!a.empty() && a.back() == 'a') a.pop_back();
+    if (a == cc) return;
+    pos = end + 1;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, current);
+  throw std::runtime_error(std::string(what) + " in this build runs on sm_" + archs + " only; cuda:" +
+                           std::to_string(current) + " is " + prop.name + " (sm_" + cc +
+                           "). Rebuild with CO_CUDA_ARCHS including " + cc + "a, or use a matching GPU.");
+}
+
+inline cudaStream_t as_stream(uintptr_t handle) { return reinterpret_cast<cudaStream_t>(handle); }
+
+inline nb::dict to_dict(BenchResult const& r) {
+  nb::dict d;
+  d["iterations"] = r.iterations;
+  d["host_ns_per_call"] = r.host_ns_per_call;
+  d["loop_ns_per_iter"] = r.loop_ns_per_iter;
+  d["gpu_ns_per_iter"] = r.gpu_ns_per_iter;
+  nb::dict phases;
+  for (int p = 0; p < static_cast<int>(Phase::kCount); ++p) {
+    phases[phase_name(static_cast<Phase>(p))] = r.phase_ns_per_call[p];
+  }
+  d["phase_ns_per_call"] = phases;
+  return d;
+}
+
+inline BenchOptions bench_options(int mode, int iterations, int warmup, bool sync_each_call, uintptr_t stream) {
+  if (mode < 0 || mode > static_cast<int>(Mode::kBareLaunch)) fail_value("unknown benchmark mode " + std::to_string(mode));
+  if (iterations < 1 || warmup < 0) fail_value("iterations must be >= 1 and warmup >= 0");
+  BenchOptions o;
+  o.mode = static_cast<Mode>(mode);
+  o.iterations = iterations;
+  o.warmup = warmup;
+  o.sync_each_call = sync_each_call;
+  o.stream = as_stream(stream);
+  return o;
+}
+
+}  // namespace co::py
