@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
+#include <nanobind/stl/map.h>
 
 #include <cstdint>
 #include <tuple>
@@ -32,6 +33,55 @@ NB_MODULE(_trace, m) {
     return rows;
   }, "(kind, name, start_ns, end_ns, correlation_id, thread_id) records since start_activity().");
   m.def("timestamp_ns", &co::trace::timestamp_ns);
+  m.def("captured_encodes", [] {
+    nb::list out;
+    for (auto const& e : co::trace::captured_encodes()) {
+      nb::dict d;
+      d["phase"] = e.phase;
+      d["data_type"] = e.data_type;
+      d["rank"] = e.rank;
+      d["address"] = e.address;
+      d["dims"] = std::vector<uint64_t>(e.dims, e.dims + e.rank);
+      d["strides"] = std::vector<uint64_t>(e.strides, e.strides + (e.rank ? e.rank - 1 : 0));
+      d["box"] = std::vector<uint32_t>(e.box, e.box + e.rank);
+      d["element_strides"] = std::vector<uint32_t>(e.element_strides, e.element_strides + e.rank);
+      d["interleave"] = e.interleave;
+      d["swizzle"] = e.swizzle;
+      d["l2_promotion"] = e.l2_promotion;
+      d["oob_fill"] = e.oob_fill;
+      out.append(d);
+    }
+    return out;
+  }, "Inputs of each cuTensorMapEncodeTiled seen during the last counting session.");
+  m.def("unit_cost_names", &co::trace::unit_cost_names);
+  m.def("unit_cost_ns", &co::trace::unit_cost_ns, "name"_a, "iterations"_a,
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("encode_cost_ns", [](nb::dict d, int iterations) {
+    co::trace::EncodeInputs in;
+    in.data_type = nb::cast<int>(d["data_type"]);
+    in.rank = nb::cast<uint32_t>(d["rank"]);
+    in.address = nb::cast<uint64_t>(d["address"]);
+    auto dims = nb::cast<std::vector<uint64_t>>(d["dims"]);
+    auto strides = nb::cast<std::vector<uint64_t>>(d["strides"]);
+    auto box = nb::cast<std::vector<uint32_t>>(d["box"]);
+    auto es = nb::cast<std::vector<uint32_t>>(d["element_strides"]);
+    if (in.rank < 1 || in.rank > 5 || dims.size() != in.rank || box.size() != in.rank || es.size() != in.rank ||
+        strides.size() + 1 != in.rank) {
+      throw nb::value_error("encode inputs are inconsistent with their rank");
+    }
+    for (uint32_t i = 0; i < in.rank; ++i) {
+      in.dims[i] = dims[i];
+      in.box[i] = box[i];
+      in.element_strides[i] = es[i];
+      if (i + 1 < in.rank) in.strides[i] = strides[i];
+    }
+    in.interleave = nb::cast<int>(d["interleave"]);
+    in.swizzle = nb::cast<int>(d["swizzle"]);
+    in.l2_promotion = nb::cast<int>(d["l2_promotion"]);
+    in.oob_fill = nb::cast<int>(d["oob_fill"]);
+    nb::gil_scoped_release release;
+    return co::trace::encode_cost_ns(in, iterations);
+  }, "inputs"_a, "iterations"_a);
   m.def("phase_names", [] {
     std::vector<std::string> names;
     for (int p = 0; p < static_cast<int>(co::Phase::kCount); ++p) names.emplace_back(co::phase_name(static_cast<co::Phase>(p)));
@@ -43,7 +93,8 @@ NB_MODULE(_trace, m) {
   m.def("_device_array_stub", [](std::vector<size_t> shape, std::vector<int64_t> strides, uint8_t code, uint8_t bits,
                                   uintptr_t address, int32_t device_id) {
     nb::dlpack::dtype t{code, bits, 1};
-    return nb::ndarray<>(reinterpret_cast<void*>(address), shape.size(), shape.data(), nb::handle(), strides.data(),
+    nb::capsule owner(reinterpret_cast<void*>(address), [](void*) noexcept {});
+    return nb::ndarray<>(reinterpret_cast<void*>(address), shape.size(), shape.data(), owner, strides.data(),
                          t, nb::device::cuda::value, device_id);
   }, "shape"_a, "strides"_a, "code"_a, "bits"_a, "address"_a = 1u << 20, "device_id"_a = 0);
 }

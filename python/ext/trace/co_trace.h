@@ -63,5 +63,25 @@ CO_TRACE_API void start_activity();
 CO_TRACE_API std::vector<ActivityRecord> stop_activity();
 CO_TRACE_API uint64_t timestamp_ns();
 
+// The inputs of each cuTensorMapEncodeTiled seen while counting (up to 256), so unit costs can be
+// measured on the exact descriptors CUTLASS builds.
+struct EncodeInputs {
+  std::string phase;
+  int data_type = 0;
+  uint32_t rank = 0;
+  uint64_t address = 0;
+  uint64_t dims[5] = {};
+  uint64_t strides[4] = {};
+  uint32_t box[5] = {};
+  uint32_t element_strides[5] = {};
+  int interleave = 0, swizzle = 0, l2_promotion = 0, oob_fill = 0;
+};
+CO_TRACE_API std::vector<EncodeInputs> captured_encodes();
+
+// Mean host ns of one call of a CUDA API in isolation (see unit_costs.cu for the list).
+CO_TRACE_API std::vector<std::string> unit_cost_names();
+CO_TRACE_API double unit_cost_ns(std::string const& name, int iterations);
+CO_TRACE_API double encode_cost_ns(EncodeInputs const& inputs, int iterations);
+
 }  // namespace trace
 }  // namespace co

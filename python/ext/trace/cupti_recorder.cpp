@@ -37,12 +37,35 @@ std::array<std::array<std::array<std::atomic<uint64_t>, kMaxCbid>, 2>, kPhases> 
 std::mutex g_mutex;
 CUpti_SubscriberHandle g_subscriber = nullptr;
 std::atomic<bool> g_counting{false};
+std::mutex g_encode_mutex;
+std::vector<EncodeInputs> g_encodes;
+
+void capture_encode(cuTensorMapEncodeTiled_params const* p) {
+  EncodeInputs in;
+  in.phase = phase_name(t_phase);
+  in.data_type = p->tensorDataType;
+  in.rank = p->tensorRank;
+  in.address = reinterpret_cast<uint64_t>(p->globalAddress);
+  for (uint32_t i = 0; i < p->tensorRank && i < 5; ++i) {
+    in.dims[i] = p->globalDim[i];
+    in.box[i] = p->boxDim[i];
+    in.element_strides[i] = p->elementStrides[i];
+    if (i + 1 < p->tensorRank) in.strides[i] = p->globalStrides[i];
+  }
+  in.interleave = p->interleave;
+  in.swizzle = p->swizzle;
+  in.l2_promotion = p->l2Promotion;
+  in.oob_fill = p->oobFill;
+  std::lock_guard<std::mutex> lock(g_encode_mutex);
+  if (g_encodes.size() < 256) g_encodes.push_back(in);
+}
 
 void check(CUptiResult r, char const* what) {
   if (r != CUPTI_SUCCESS) {
     char const* msg = nullptr;
     cuptiGetResultString(r, &msg);
-    throw std::runtime_error(std::string("CUPTI: ") + what + " failed: " + (msg ? msg : "unknown error"));
+    throw std::runtime_error(std::string("CUPTI: ") + what + " failed: " + (msg ? msg : "unknown error") +
+                             " (CUPTI needs a GPU and its driver)");
   }
 }
 
@@ -52,6 +75,9 @@ void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
     return;
   }
   int d = domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0;
+  if (d == 1 && cbid == CUPTI_DRIVER_TRACE_CBID_cuTensorMapEncodeTiled) {
+    capture_encode(static_cast<cuTensorMapEncodeTiled_params const*>(cb->functionParams));
+  }
   g_counts[static_cast<int>(t_phase)][d][cbid].fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -112,6 +138,10 @@ void start_counting() {
   for (auto& phase : g_counts)
     for (auto& domain : phase)
       for (auto& c : domain) c.store(0, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> el(g_encode_mutex);
+    g_encodes.clear();
+  }
   if (g_subscriber == nullptr) {
     check(cuptiSubscribe(&g_subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_api), nullptr), "cuptiSubscribe");
   }
@@ -133,6 +163,11 @@ void stop_counting() {
 }
 
 bool counting() { return g_counting; }
+
+std::vector<EncodeInputs> captured_encodes() {
+  std::lock_guard<std::mutex> lock(g_encode_mutex);
+  return g_encodes;
+}
 
 std::vector<CountRow> counts() {
   std::vector<CountRow> rows;

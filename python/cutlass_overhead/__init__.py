@@ -1,0 +1,68 @@
+"""Reproducer and upstream patch proposal for NVIDIA/cutlass#3003.
+
+The seed's GEMMs, compiled against pristine ("original") and patched CUTLASS, side by side:
+
+* :func:`run_nvfp4_gemm` -- the issue's ``runNvfp4Gemm`` (SM100 / Thor NVFP4 block-scaled GEMM).
+* :func:`run_sm90_gemm` -- its Hopper twin (SM90 bf16 TMA GEMM) called in the identical pattern.
+
+Operands are DLPack tensors (torch, cupy, jax); ``stream`` is a CUDA stream object or handle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _build_info
+from ._variants import VariantUnavailable, available, load
+
+__all__ = ["VariantUnavailable", "available", "build_info", "run_nvfp4_gemm", "run_sm90_gemm", "stream_handle"]
+
+
+def build_info() -> dict[str, Any]:
+    """The CUTLASS version and patch series this installation was compiled with."""
+    return {
+        "cutlass_version": _build_info.CUTLASS_VERSION,
+        "cutlass_origin": _build_info.CUTLASS_ORIGIN,
+        "cutlass_root": _build_info.CUTLASS_ROOT,
+        "cutlass_describe": _build_info.CUTLASS_DESCRIBE,
+        "patch_series": _build_info.PATCH_SERIES,
+        "patches": list(_build_info.PATCHES),
+        "patch_sha256_prefixes": list(_build_info.PATCH_SHA256_PREFIXES),
+        "cuda_archs": list(_build_info.CUDA_ARCHS),
+        "nvcc_version": _build_info.NVCC_VERSION,
+        "build_type": _build_info.BUILD_TYPE,
+        "modules": list(_build_info.MODULES),
+    }
+
+
+def stream_handle(stream: Any) -> int:
+    """The cudaStream_t of `stream`: None (legacy default stream), an int, or a framework stream."""
+    if stream is None:
+        return 0
+    if isinstance(stream, int):
+        return stream
+    if hasattr(stream, "__cuda_stream__"):  # CUDA stream protocol (cuda.core, recent cupy)
+        return int(stream.__cuda_stream__()[1])
+    if hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
+        return int(stream.cuda_stream)
+    if hasattr(stream, "ptr"):  # cupy.cuda.Stream
+        return int(stream.ptr)
+    raise TypeError(f"stream must be None, an int handle or a CUDA stream object, got {type(stream).__name__}")
+
+
+def run_sm90_gemm(a: Any, b: Any, c: Any, d: Any, *, alpha: float = 1.0, beta: float = 0.0,
+                  variant: str = "original", stream: Any = None) -> Any:
+    """d = alpha * a @ b.T + beta * c in bf16 (a: M x K, b: N x K, c/d: M x N; c may be None)."""
+    load("sm90", variant).run(a, b, c, d, alpha, beta, stream_handle(stream))
+    return d
+
+
+def run_nvfp4_gemm(a: Any, b: Any, scales_a: Any, scales_b: Any, out: Any, *, alpha: float = 1.0,
+                   bias: Any = None, silu: bool = False, variant: str = "original", stream: Any = None) -> Any:
+    """The issue's runNvfp4Gemm: out = alpha * (a x scales_a) @ (b x scales_b).T [+ bias] [SiLU].
+
+    a: (M, K/2) and b: (N, K/2) packed e2m1 bytes; scales: ue4m3 bytes in CUTLASS's swizzled
+    Sm1xx layout; out: (M, N) bf16. Runs only on the Blackwell architectures it was built for.
+    """
+    load("nvfp4", variant).run(a, b, scales_a, scales_b, out, alpha, bias, silu, stream_handle(stream))
+    return out
