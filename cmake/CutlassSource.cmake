@@ -10,7 +10,8 @@ if(CUTLASS_DIR)
 else()
   execute_process(
     COMMAND "${Python_EXECUTABLE}" -c
-      "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source'))"
+      # find_spec locates the wheel without importing it (its __init__ pulls in unrelated dependencies).
+      "import importlib.util, os; s = importlib.util.find_spec('cutlass_library'); print(os.path.join(s.submodule_search_locations[0], 'source'))"
     OUTPUT_VARIABLE CO_CUTLASS_ROOT OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _rc ERROR_QUIET)
   if(NOT _rc EQUAL 0 OR NOT EXISTS "${CO_CUTLASS_ROOT}/include/cutlass/cutlass.h")
     message(FATAL_ERROR

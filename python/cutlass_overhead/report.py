@@ -1,0 +1,1172 @@
+"""cutlass-overhead-report: measure the per-call host overhead of GemmUniversalAdapter on this GPU.
+
+What it measures, all in steady state (every loop is warmed up first), on one non-default stream:
+
+1. counts      CUDA runtime/driver API calls per GEMM call, by phase of the seed's runNvfp4Gemm (CUPTI)
+2. timings     host us per call, loop us per iteration and the phase split, per variant and mode
+3. unit costs  host ns of each CUDA API call the seed makes, alone, and of each TMA descriptor encode
+4. attribution per phase: counts x unit costs against the measured phase time; the remainder is shown
+5. sweep       kernel, host and loop time over shapes, against the model loop = max(kernel, host)
+6. O0 vs O3 and the cost of CUPTI tracing itself
+7. timeline    API calls and kernels of three seed calls, original vs patched
+8. candidates  for the issue's 625 us loop around a 91 us kernel, each measured here
+9. targets     patched vs CUTLASS's own floor, original vs patched
+
+Without a usable GPU it prints one line to stderr and exits with status 2. Results go to
+OUT/results.json; plots.py turns that file into the PNGs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import ctypes
+import json
+import math
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from . import build_info
+from ._variants import NVFP4_VARIANTS, SM90_VARIANTS, VariantUnavailable, available, load
+
+T = TypeVar("T")
+Record = tuple[str, str, int, int, int, int]  # (kind, name, start_ns, end_ns, correlation, thread)
+CountRow = tuple[str, str, str, int]  # (phase, domain, api, count)
+
+# The issue's report (NVIDIA/cutlass#3003, Blackwell/Thor): the only numbers here not measured by this program.
+ISSUE = "NVIDIA/cutlass#3003"
+ISSUE_KERNEL_US = 91.0
+ISSUE_LOOP_US = 625.0
+
+# repro/gemm_api.h, enum class Mode.
+MODES: dict[str, int] = {"seed": 0, "initialize_run": 1, "floor": 2, "graph": 3, "bare_launch": 4}
+
+COUNT_KEYS: tuple[tuple[str, str], ...] = (
+    ("original", "seed"), ("patched", "seed"), ("direct", "seed"), ("O0", "seed"),
+    ("original", "initialize_run"), ("original", "floor"))
+TIMING_KEYS: tuple[tuple[str, str], ...] = (
+    ("original", "seed"), ("patched", "seed"), ("direct", "seed"), ("O0", "seed"),
+    ("original", "initialize_run"), ("original", "floor"), ("patched", "floor"),
+    ("original", "graph"), ("original", "bare_launch"))
+ATTRIBUTION_VARIANTS: tuple[str, ...] = ("original", "patched", "direct", "O0")
+SYNC_KEY = "original/seed/sync_each_call"
+# (variant, mode, sync_each_call) measured at every sweep shape; unsynced rows come first (the model needs them).
+SWEEP_CONFIGS: tuple[tuple[str, str, bool], ...] = (
+    ("original", "seed", False), ("patched", "seed", False), ("original", "floor", False),
+    ("original", "seed", True))
+
+# Unit-cost probes (python/ext/trace/unit_costs.cu) that price an API of the same name.
+SAME_NAMED_PROBES: tuple[str, ...] = (
+    "cudaGetDriverEntryPointByVersion", "cudaGetDriverEntryPoint", "cudaDriverGetVersion",
+    "cuDriverGetVersion", "cudaGetDevice", "cudaGetLastError")
+LAUNCH_APIS: tuple[str, ...] = ("cudaLaunchKernel", "cudaLaunchKernelExC")
+FUNC_ATTRIBUTE_PROBE_PREFIX = "cudaFuncSetAttribute("
+LAUNCH_PROBE_PREFIX = "kernel launch"
+MALLOC_PROBE = "cudaMalloc(0)"
+ENCODE_API = "cuTensorMapEncodeTiled"
+
+# Where the search for a kernel as long as the issue's starts (the brief's M=N=4096, K=2048), and its K step.
+SEARCH_START = (4096, 4096, 2048)
+SEARCH_K_STEP = 256
+
+# NVFP4 operand fill bytes, as the standalone probe uses them: e2m1 pairs of 1.0, ue4m3 scales of 1.0.
+NVFP4_OPERAND_BYTE = 0x22
+UE4M3_ONE = 0x38
+
+
+# ---- Plan: how long each measurement runs ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Iteration counts. `calls` stays well below the CUDA launch queue's depth (about a thousand
+    pending launches), so a loop whose kernels outlast its host code still measures the host code."""
+
+    quick: bool
+    repeats: int  # timings are the median of this many loops
+    calls: int  # timed calls per loop
+    warmup: int  # untimed calls before each loop
+    count_calls: int  # N in the counting difference (2N calls minus N calls)
+    unit_iterations: int  # calls per unit-cost probe
+    kernel_calls: int  # floor calls in the CUPTI timeline that gives the kernel time
+    timeline_calls: int  # seed calls in the timeline plot
+    sweep_nk: tuple[int, ...]  # N = K values of the sweep
+    search_steps: int  # kernel measurements spent finding a kernel as long as the issue's
+
+
+def make_plan(quick: bool) -> Plan:
+    if quick:
+        return Plan(True, repeats=3, calls=128, warmup=10, count_calls=10, unit_iterations=128, kernel_calls=20,
+                    timeline_calls=3, sweep_nk=(1024, 4096), search_steps=2)
+    return Plan(False, repeats=5, calls=256, warmup=20, count_calls=25, unit_iterations=256, kernel_calls=20,
+                timeline_calls=3, sweep_nk=(1024, 2048, 4096, 8192), search_steps=4)
+
+
+@dataclass(frozen=True)
+class Shape:
+    m: int
+    n: int
+    k: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {"m": self.m, "n": self.n, "k": self.k}
+
+    def label(self) -> str:
+        return f"M={self.m} N={self.n} K={self.k}"
+
+
+# ---- What the measurements need from the GPU side (real: torch + CUPTI; tests: fakes) -------------
+
+
+class Workload(Protocol):
+    """One GEMM problem with its operands on the device, callable through any variant."""
+
+    shape: Shape
+
+    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False) -> dict[str, Any]: ...
+
+    def run(self, variant: str) -> None: ...
+
+    def sync(self) -> None: ...
+
+    def params_bytes(self, variant: str) -> int: ...
+
+
+class Kernel(Protocol):
+    """The GEMM family measured (sm90 twin or the seed's nvfp4) and the workloads it makes."""
+
+    kind: str
+    variants: tuple[str, ...]
+
+    def unsupported(self, shape: Shape) -> str | None: ...
+
+    def make(self, shape: Shape) -> Workload: ...
+
+
+class Backend(Protocol):
+    """CUPTI and the unit-cost probes (cutlass_overhead._trace)."""
+
+    def count(self, fn: Callable[[], object]) -> list[CountRow]: ...
+
+    def timeline(self, fn: Callable[[], object]) -> list[Record]: ...
+
+    def phase_names(self) -> list[str]: ...
+
+    def unit_cost_names(self) -> list[str]: ...
+
+    def unit_cost_ns(self, name: str, iterations: int) -> float: ...
+
+    def captured_encodes(self) -> list[dict[str, Any]]: ...
+
+    def encode_cost_ns(self, inputs: dict[str, Any], iterations: int) -> float: ...
+
+
+class TorchWorkload:
+    """Operands as torch tensors; `stream` is the torch.cuda.Stream every call runs on."""
+
+    kind = "sm90"
+
+    def __init__(self, shape: Shape, stream: Any) -> None:
+        self.shape = shape
+        self.stream = stream
+        self.handle = int(stream.cuda_stream)
+        self._make_operands()
+        import torch
+
+        torch.cuda.synchronize()  # operands were filled on the default stream; the runs use `stream`
+
+    def _make_operands(self) -> None:
+        import torch
+
+        s = self.shape
+        self.a = torch.randn(s.m, s.k, dtype=torch.bfloat16, device="cuda")
+        self.b = torch.randn(s.n, s.k, dtype=torch.bfloat16, device="cuda")
+        self.d = torch.empty(s.m, s.n, dtype=torch.bfloat16, device="cuda")
+
+    def _module(self, variant: str) -> Any:
+        return load(self.kind, variant)
+
+    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False) -> dict[str, Any]:
+        return self._module(variant).bench(self.a, self.b, None, self.d, 1.0, 0.0, MODES[mode], iterations, warmup,
+                                           sync, self.handle)
+
+    def run(self, variant: str) -> None:
+        self._module(variant).run(self.a, self.b, None, self.d, 1.0, 0.0, self.handle)
+
+    def sync(self) -> None:
+        self.stream.synchronize()
+
+    def params_bytes(self, variant: str) -> int:
+        return int(self._module(variant).params_bytes())
+
+
+def _round_up(x: int, to: int) -> int:
+    return (x + to - 1) // to * to
+
+
+class TorchNvfp4Workload(TorchWorkload):
+    """The seed's NVFP4 GEMM: packed e2m1 operands, ue4m3 scales in CUTLASS's Sm1xx layout, bf16 out."""
+
+    kind = "nvfp4"
+
+    def _make_operands(self) -> None:
+        import torch
+
+        s = self.shape
+        u8 = dict(dtype=torch.uint8, device="cuda")
+        self.a = torch.full((s.m, s.k // 2), NVFP4_OPERAND_BYTE, **u8)
+        self.b = torch.full((s.n, s.k // 2), NVFP4_OPERAND_BYTE, **u8)
+        self.sfa = torch.full((_round_up(s.m, 128) * _round_up(s.k // 16, 4),), UE4M3_ONE, **u8)
+        self.sfb = torch.full((_round_up(s.n, 128) * _round_up(s.k // 16, 4),), UE4M3_ONE, **u8)
+        self.d = torch.empty(s.m, s.n, dtype=torch.bfloat16, device="cuda")
+
+    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False) -> dict[str, Any]:
+        return self._module(variant).bench(self.a, self.b, self.sfa, self.sfb, self.d, 1.0, None, False, MODES[mode],
+                                           iterations, warmup, sync, self.handle)
+
+    def run(self, variant: str) -> None:
+        self._module(variant).run(self.a, self.b, self.sfa, self.sfb, self.d, 1.0, None, False, self.handle)
+
+    def params_bytes(self, variant: str) -> int:
+        return int(self._module(variant).params_bytes(self.shape.m))
+
+
+@dataclass
+class TorchKernel:
+    kind: str
+    variants: tuple[str, ...]
+    stream: Any
+
+    def unsupported(self, shape: Shape) -> str | None:
+        if self.kind != "nvfp4" or load("nvfp4", "original").config_built(shape.m, False, False):
+            return None
+        config = load("nvfp4", "original").config_name(shape.m)
+        return f"this build lacks the NVFP4 config for M={shape.m} ({config}); rebuild with CO_NVFP4_ALL_CONFIGS=ON"
+
+    def make(self, shape: Shape) -> Workload:
+        cls = TorchNvfp4Workload if self.kind == "nvfp4" else TorchWorkload
+        return cls(shape, self.stream)
+
+
+class CuptiBackend:
+    """The real Backend: cutlass_overhead.trace and cutlass_overhead._trace."""
+
+    def count(self, fn: Callable[[], object]) -> list[CountRow]:
+        from .trace import count_calls
+
+        with count_calls() as counts:
+            fn()
+        return [tuple(r) for r in counts.rows]  # type: ignore[misc]
+
+    def timeline(self, fn: Callable[[], object]) -> list[Record]:
+        from .trace import record_timeline
+
+        with record_timeline() as timeline:
+            fn()
+        return [tuple(r) for r in timeline.records]  # type: ignore[misc]
+
+    def phase_names(self) -> list[str]:
+        from .trace import PHASES
+
+        return list(PHASES)
+
+    def unit_cost_names(self) -> list[str]:
+        from . import _trace
+
+        return list(_trace.unit_cost_names())
+
+    def unit_cost_ns(self, name: str, iterations: int) -> float:
+        from . import _trace
+
+        return float(_trace.unit_cost_ns(name, iterations))
+
+    def captured_encodes(self) -> list[dict[str, Any]]:
+        from . import _trace
+
+        return [dict(e) for e in _trace.captured_encodes()]
+
+    def encode_cost_ns(self, inputs: dict[str, Any], iterations: int) -> float:
+        from . import _trace
+
+        return float(_trace.encode_cost_ns(inputs, iterations))
+
+
+@dataclass
+class Context:
+    plan: Plan
+    kernel: Kernel
+    backend: Backend
+    headline: Workload
+    gpu: str
+    torch_timer: Callable[[Shape, Plan], dict[str, Any]] | None = None
+
+
+# ---- Small helpers -----------------------------------------------------------------------------------
+
+
+def _median(values: Sequence[float]) -> float:
+    return float(statistics.median(values))
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(statistics.fmean(values))
+
+
+def key_of(variant: str, mode: str) -> str:
+    return f"{variant}/{mode}"
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def note(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def attempt(results: dict[str, Any], label: str, fn: Callable[[], T]) -> T | None:
+    """Runs one measurement; a failure is recorded in results["errors"] and the report goes on."""
+    try:
+        return fn()
+    except Exception as error:  # noqa: BLE001 -- every failure is reported, none is fatal to the rest
+        message = one_line(f"{type(error).__name__}: {error}")
+        results.setdefault("errors", []).append({"step": label, "error": message})
+        note(f"  {label} failed: {message}")
+        return None
+
+
+def require(results: dict[str, Any], *paths: str) -> None:
+    """Raises if an earlier step whose result this one needs did not produce it."""
+    for path in paths:
+        node: Any = results
+        for part in path.split(":"):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            raise RuntimeError(f"needs {path.replace(':', ' ')}, which was not measured (see the earlier error)")
+
+
+class Progress:
+    """A tqdm bar when tqdm is installed, else one line on stderr per step."""
+
+    def __init__(self, total: int, desc: str) -> None:
+        self.desc, self.total, self.done = desc, total, 0
+        try:
+            from tqdm import tqdm
+
+            self.bar: Any = tqdm(total=total, desc=desc, file=sys.stderr, leave=True)
+        except ImportError:
+            self.bar = None
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(label)
+            self.bar.update(1)
+        else:
+            note(f"  {self.desc} [{self.done}/{self.total}] {label}")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+# ---- 1. counts ------------------------------------------------------------------------------------
+
+
+def count_difference(more: list[CountRow], fewer: list[CountRow]) -> dict[tuple[str, str, str], int]:
+    """Per (phase, domain, api): calls in the longer session minus calls in the shorter one."""
+    table: dict[tuple[str, str, str], int] = defaultdict(int)
+    for phase, domain, api, n in more:
+        table[(phase, domain, api)] += n
+    for phase, domain, api, n in fewer:
+        table[(phase, domain, api)] -= n
+    return {key: n for key, n in table.items() if n != 0}
+
+
+def counts_entry(difference: dict[tuple[str, str, str], int], calls: int) -> dict[str, Any]:
+    per_call: dict[str, dict[str, float]] = defaultdict(dict)
+    totals: dict[str, float] = defaultdict(float)
+    domains: dict[str, str] = {}
+    for (phase, domain, api), n in sorted(difference.items()):
+        per_call[phase][api] = per_call[phase].get(api, 0.0) + n / calls
+        totals[api] += n / calls
+        domains[api] = domain
+    return {"calls": calls, "per_call": dict(per_call), "totals": dict(totals), "domains": domains,
+            "method": f"calls counted over {2 * calls} GEMM calls minus those over {calls}, divided by {calls}: "
+                      "the benchmark harness's own fixed calls cancel"}
+
+
+def per_call_counts(ctx: Context, w: Workload, variant: str, mode: str) -> dict[str, Any]:
+    n = ctx.plan.count_calls
+    w.bench(variant, mode, 1, ctx.plan.warmup)  # warm-up, outside the counting
+    fewer = ctx.backend.count(lambda: w.bench(variant, mode, n, 0))
+    more = ctx.backend.count(lambda: w.bench(variant, mode, 2 * n, 0))
+    return counts_entry(count_difference(more, fewer), n)
+
+
+def measure_counts(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
+    counts: dict[str, Any] = {}
+    for variant, mode in COUNT_KEYS:
+        if variant in ctx.kernel.variants:
+            entry = attempt(results, f"counts {key_of(variant, mode)}",
+                            lambda: per_call_counts(ctx, ctx.headline, variant, mode))
+            if entry is not None:
+                counts[key_of(variant, mode)] = entry
+    return counts
+
+
+# ---- 2. timings ----------------------------------------------------------------------------------
+
+
+def summarize_runs(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Medians over repeated bench() results, in us."""
+
+    def median_us(field: str) -> float:
+        return _median([r[field] for r in runs]) / 1e3
+
+    phases = list(runs[0]["phase_ns_per_call"])
+    return {
+        "host_us": median_us("host_ns_per_call"),
+        "loop_us": median_us("loop_ns_per_iter"),
+        "gpu_us": median_us("gpu_ns_per_iter"),
+        "phase_us": {p: _median([r["phase_ns_per_call"][p] for r in runs]) / 1e3 for p in phases},
+        "iterations": int(runs[0]["iterations"]),
+        "repeats": len(runs),
+        "host_us_repeats": [r["host_ns_per_call"] / 1e3 for r in runs],
+    }
+
+
+def median_bench(ctx: Context, w: Workload, variant: str, mode: str, sync: bool = False) -> dict[str, Any]:
+    p = ctx.plan
+    runs = [w.bench(variant, mode, p.calls, p.warmup, sync) for _ in range(p.repeats)]
+    return summarize_runs(runs)
+
+
+def measure_timings(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
+    timings: dict[str, Any] = {}
+    for variant, mode in TIMING_KEYS:
+        if variant in ctx.kernel.variants:
+            entry = attempt(results, f"timings {key_of(variant, mode)}",
+                            lambda: median_bench(ctx, ctx.headline, variant, mode))
+            if entry is not None:
+                timings[key_of(variant, mode)] = entry
+    synced = attempt(results, f"timings {SYNC_KEY}", lambda: median_bench(ctx, ctx.headline, "original", "seed", True))
+    if synced is not None:
+        timings[SYNC_KEY] = synced
+    return timings
+
+
+def torch_matmul_once(torch: Any, a: Any, bt: Any, stream: Any, calls: int) -> tuple[float, float, float]:
+    """(host us per call, loop us per iteration, gpu us per iteration) of `calls` torch.matmul calls."""
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record(stream)
+    t0 = time.perf_counter_ns()
+    for _ in range(calls):
+        torch.matmul(a, bt)
+    t1 = time.perf_counter_ns()
+    stop.record(stream)
+    stop.synchronize()
+    t2 = time.perf_counter_ns()
+    return (t1 - t0) / calls / 1e3, (t2 - t0) / calls / 1e3, start.elapsed_time(stop) * 1e3 / calls
+
+
+def make_torch_timer(stream: Any) -> Callable[[Shape, Plan], dict[str, Any]]:
+    def time_torch_matmul(shape: Shape, plan: Plan) -> dict[str, Any]:
+        import torch
+
+        a = torch.randn(shape.m, shape.k, dtype=torch.bfloat16, device="cuda")
+        b = torch.randn(shape.n, shape.k, dtype=torch.bfloat16, device="cuda")
+        torch.cuda.synchronize()
+        with torch.cuda.stream(stream):
+            for _ in range(plan.warmup):
+                torch.matmul(a, b.T)
+            stream.synchronize()
+            runs = [torch_matmul_once(torch, a, b.T, stream, plan.calls) for _ in range(plan.repeats)]
+        return {"host_us": _median([r[0] for r in runs]), "loop_us": _median([r[1] for r in runs]),
+                "gpu_us": _median([r[2] for r in runs]), "iterations": plan.calls, "repeats": plan.repeats,
+                "call": "torch.matmul(a, b.T), bf16, a new output per call",
+                "note": "timed in Python with time.perf_counter_ns: includes the interpreter and torch's dispatcher"}
+
+    return time_torch_matmul
+
+
+# ---- 3. unit costs --------------------------------------------------------------------------------
+
+
+def measure_unit_costs(ctx: Context) -> dict[str, float]:
+    b, p = ctx.backend, ctx.plan
+    return {name: _median([b.unit_cost_ns(name, p.unit_iterations) for _ in range(p.repeats)])
+            for name in b.unit_cost_names()}
+
+
+def measure_encode_costs(ctx: Context) -> list[dict[str, Any]]:
+    """The cost of each cuTensorMapEncodeTiled one original seed call makes, on its exact inputs."""
+    w, b, p = ctx.headline, ctx.backend, ctx.plan
+    w.run("original")
+    w.sync()
+    b.count(lambda: (w.run("original"), w.sync()))
+    costs = []
+    for e in b.captured_encodes():
+        ns = _median([b.encode_cost_ns(e, p.unit_iterations) for _ in range(p.repeats)])
+        costs.append({"phase": e["phase"], "dims": list(e["dims"]), "box": list(e["box"]),
+                      "data_type": e["data_type"], "ns": ns})
+    return costs
+
+
+# ---- 4. attribution ---------------------------------------------------------------------------------
+
+
+def price_table(unit_costs: dict[str, float], encode_costs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """API name -> {"probe": the unit-cost measurement that prices it, "ns": its cost}."""
+    prices = {api: {"probe": api, "ns": unit_costs[api]} for api in SAME_NAMED_PROBES if api in unit_costs}
+    if encode_costs:
+        prices[ENCODE_API] = {"probe": f"mean of the {len(encode_costs)} measured encodes",
+                              "ns": _mean([e["ns"] for e in encode_costs])}
+    attribute = [ns for name, ns in unit_costs.items() if name.startswith(FUNC_ATTRIBUTE_PROBE_PREFIX)]
+    if attribute:
+        prices["cudaFuncSetAttribute"] = {"probe": "mean of the cudaFuncSetAttribute(...) probes",
+                                          "ns": _mean(attribute)}
+    if MALLOC_PROBE in unit_costs:
+        prices["cudaMalloc"] = {"probe": MALLOC_PROBE, "ns": unit_costs[MALLOC_PROBE]}
+    launch = sorted(name for name in unit_costs if name.startswith(LAUNCH_PROBE_PREFIX))
+    for api in LAUNCH_APIS if launch else ():
+        prices[api] = {"probe": launch[0], "ns": unit_costs[launch[0]]}
+    return prices
+
+
+def _contained(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether [start, end] lies inside one of the sorted, non-overlapping spans."""
+    i = bisect.bisect_right(spans, (start, math.inf)) - 1
+    return i >= 0 and spans[i][1] >= end
+
+
+def nested_fractions(records: Sequence[Record]) -> dict[str, float]:
+    """Per driver API in a timeline: the fraction of its calls made inside a runtime call (same thread)."""
+    spans: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for kind, _, start, end, _, thread in records:
+        if kind == "runtime":
+            spans[thread].append((start, end))
+    for s in spans.values():
+        s.sort()
+    inside, total = Counter[str](), Counter[str]()
+    for kind, name, start, end, _, thread in records:
+        if kind == "driver":
+            total[name] += 1
+            inside[name] += _contained(spans.get(thread, []), start, end)
+    return {name: inside[name] / n for name, n in total.items()}
+
+
+def split_nested(api: str, domain: str, count: float, priced: bool, nested: dict[str, float] | None) -> float:
+    """How many of `count` driver calls were made inside runtime calls (so the runtime call's price covers them).
+
+    From the variant's timeline where it saw the API; otherwise by rule: a driver call with a unit cost of its
+    own (cuTensorMapEncodeTiled, cuDriverGetVersion) is the library's, any other one is the runtime's.
+    """
+    if domain != "driver":
+        return 0.0
+    if nested is not None and api in nested:
+        return count * nested[api]
+    return 0.0 if priced else count
+
+
+def attribute_phase(phase: str, per_call: dict[str, float], domains: dict[str, str], measured_us: float,
+                    prices: dict[str, dict[str, Any]], nested: dict[str, float] | None) -> dict[str, Any]:
+    terms: list[dict[str, Any]] = []
+    inside: list[dict[str, Any]] = []
+    unpriced: list[dict[str, Any]] = []
+    for api, count in sorted(per_call.items()):
+        domain = domains.get(api, "runtime")
+        within = split_nested(api, domain, count, api in prices, nested)
+        own = count - within
+        if within > 0:
+            inside.append({"api": api, "count": within})
+        if own > 0 and api in prices:
+            price = prices[api]
+            terms.append({"api": api, "count": own, "unit": price["probe"], "unit_ns": price["ns"],
+                          "us": own * price["ns"] / 1e3})
+        elif own > 0:
+            unpriced.append({"api": api, "domain": domain, "count": own})
+    explained = sum(t["us"] for t in terms)
+    return {"phase": phase, "measured_us": measured_us, "explained_us": explained,
+            "remainder_us": measured_us - explained, "terms": terms, "nested": inside, "unpriced": unpriced}
+
+
+def attribute_variant(counts: dict[str, Any], timing: dict[str, Any], prices: dict[str, dict[str, Any]],
+                      nested: dict[str, float] | None, phase_order: Sequence[str]) -> list[dict[str, Any]]:
+    per_call, phase_us = counts["per_call"], timing["phase_us"]
+    phases = [p for p in phase_order if per_call.get(p) or phase_us.get(p, 0.0) > 0]
+    phases += [p for p in per_call if p not in phases]
+    return [attribute_phase(p, per_call.get(p, {}), counts["domains"], phase_us.get(p, 0.0), prices, nested)
+            for p in phases]
+
+
+def measure_attribution(ctx: Context, results: dict[str, Any],
+                        timelines: dict[str, list[Record]]) -> dict[str, list[dict[str, Any]]]:
+    require(results, "unit_costs_ns", "encode_costs")
+    prices = price_table(results["unit_costs_ns"], results["encode_costs"])
+    results["attribution_prices"] = prices
+    order = ctx.backend.phase_names()
+    attribution = {}
+    for variant in ATTRIBUTION_VARIANTS:
+        key = key_of(variant, "seed")
+        if key in results.get("counts", {}) and key in results.get("timings", {}):
+            nested = nested_fractions(timelines[variant]) if variant in timelines else None
+            attribution[key] = attribute_variant(results["counts"][key], results["timings"][key], prices, nested,
+                                                 order)
+    return attribution
+
+
+# ---- 5. sweep ------------------------------------------------------------------------------------
+
+
+def median_kernel_us(records: Sequence[Record]) -> float:
+    """Median duration of the most frequent kernel in a timeline."""
+    kernels = [r for r in records if r[0] == "kernel"]
+    if not kernels:
+        raise RuntimeError("the CUPTI timeline holds no kernel records")
+    name = Counter(r[1] for r in kernels).most_common(1)[0][0]
+    return _median([(r[3] - r[2]) / 1e3 for r in kernels if r[1] == name])
+
+
+def kernel_us(ctx: Context, w: Workload, variant: str = "original") -> float:
+    w.bench(variant, "floor", 1, ctx.plan.warmup)
+    records = ctx.backend.timeline(lambda: w.bench(variant, "floor", ctx.plan.kernel_calls, 0))
+    return median_kernel_us(records)
+
+
+def next_k(k: int, measured_us: float, target_us: float) -> int:
+    """K scaled so the kernel time (about linear in K) hits the target, on the search's K step."""
+    return max(SEARCH_K_STEP, round(k * target_us / measured_us / SEARCH_K_STEP) * SEARCH_K_STEP)
+
+
+def search_issue_shape(ctx: Context, target_us: float = ISSUE_KERNEL_US) -> dict[str, Any]:
+    """Finds a shape whose kernel takes about as long as the issue's, by measuring, from SEARCH_START."""
+    shape = Shape(*SEARCH_START)
+    reason = ctx.kernel.unsupported(shape)
+    if reason:
+        return {"target_us": target_us, "status": f"not searched: {reason}", "tried": [], "chosen": None}
+    tried: list[dict[str, Any]] = []
+    for _ in range(ctx.plan.search_steps):
+        us = kernel_us(ctx, ctx.kernel.make(shape))
+        tried.append({**shape.as_dict(), "kernel_us": us})
+        k = next_k(shape.k, us, target_us)
+        if k == shape.k or any(t["k"] == k for t in tried):
+            break
+        shape = Shape(shape.m, shape.n, k)
+    chosen = min(tried, key=lambda t: abs(t["kernel_us"] - target_us))
+    return {"target_us": target_us, "target_source": f"{ISSUE}: the issue's kernel time (not measured here)",
+            "status": "searched", "tried": tried, "chosen": chosen}
+
+
+def model_loop(kernel: float, host: float, sync: bool) -> tuple[float, str]:
+    if sync:
+        return kernel + host, "kernel + host (host: the same variant and mode without sync)"
+    return max(kernel, host), "max(kernel, host)"
+
+
+def sweep_rows(ctx: Context, w: Workload, kernel: float, progress: Progress) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    unsynced: dict[tuple[str, str], float] = {}
+    for variant, mode, sync in SWEEP_CONFIGS:
+        if variant not in ctx.kernel.variants:
+            continue
+        t = median_bench(ctx, w, variant, mode, sync)
+        if not sync:
+            unsynced[(variant, mode)] = t["host_us"]
+        model, how = model_loop(kernel, unsynced.get((variant, mode), t["host_us"]), sync)
+        rows.append({**w.shape.as_dict(), "kernel_us": kernel, "variant": variant, "mode": mode,
+                     "sync_each_call": sync, "host_us": t["host_us"], "loop_us": t["loop_us"], "model_us": model,
+                     "model": how})
+        progress.step(f"{w.shape.label()} {key_of(variant, mode)}{' sync' if sync else ''}")
+    return rows
+
+
+def sweep_shape(ctx: Context, shape: Shape, progress: Progress, known_kernel_us: float | None) -> list[dict[str, Any]]:
+    reason = ctx.kernel.unsupported(shape)
+    if reason:
+        raise RuntimeError(reason)
+    w = ctx.kernel.make(shape)
+    kernel = known_kernel_us if known_kernel_us is not None else kernel_us(ctx, w)
+    return sweep_rows(ctx, w, kernel, progress)
+
+
+def measure_sweep(ctx: Context, results: dict[str, Any]) -> list[dict[str, Any]]:
+    m = ctx.headline.shape.m
+    shapes = [Shape(m, nk, nk) for nk in ctx.plan.sweep_nk]
+    search = attempt(results, "kernel search", lambda: search_issue_shape(ctx)) or {}
+    results["kernel_search"] = search
+    chosen = search.get("chosen")
+    known: dict[Shape, float] = {}
+    if chosen:
+        shape = Shape(chosen["m"], chosen["n"], chosen["k"])
+        shapes.append(shape)
+        known[shape] = chosen["kernel_us"]
+    configs = sum(1 for v, _, _ in SWEEP_CONFIGS if v in ctx.kernel.variants)
+    progress = Progress(len(shapes) * configs, "sweep")
+    rows: list[dict[str, Any]] = []
+    for shape in shapes:
+        rows += attempt(results, f"sweep {shape.label()}",
+                        lambda: sweep_shape(ctx, shape, progress, known.get(shape))) or []
+    progress.close()
+    return rows
+
+
+# ---- 6. O0 vs O3, tracing cost ------------------------------------------------------------------------
+
+
+def traced_host_us(ctx: Context, variant: str) -> float:
+    """Median host us per seed call while CUPTI counts every API call."""
+    w, p = ctx.headline, ctx.plan
+    w.bench(variant, "seed", 1, p.warmup)
+    runs: list[dict[str, Any]] = []
+    for _ in range(p.repeats):
+        ctx.backend.count(lambda: runs.append(w.bench(variant, "seed", p.calls, p.warmup)))
+    return summarize_runs(runs)["host_us"]
+
+
+def measure_tracing_cost(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
+    require(results, "timings:original/seed")
+    off = results["timings"]["original/seed"]["host_us"]
+    on = traced_host_us(ctx, "original")
+    cost: dict[str, Any] = {"off_host_us": off, "on_host_us": on, "factor": on / off}
+    if "O0/seed" in results["timings"]:
+        cost["o0_off_host_us"] = results["timings"]["O0/seed"]["host_us"]
+        cost["o0_on_host_us"] = attempt(results, "tracing cost O0", lambda: traced_host_us(ctx, "O0"))
+    return cost
+
+
+def o0_vs_o3(results: dict[str, Any]) -> dict[str, Any]:
+    timings = results.get("timings", {})
+    if "O0/seed" not in timings or "original/seed" not in timings:
+        reason = results.get("variants", {}).get("O0") or "O0/seed or original/seed was not timed"
+        return {"status": f"not measured: {reason}"}
+    o3, o0 = timings["original/seed"], timings["O0/seed"]
+    return {"status": "measured", "o3_host_us": o3["host_us"], "o0_host_us": o0["host_us"],
+            "factor": o0["host_us"] / o3["host_us"], "o3_phase_us": o3["phase_us"], "o0_phase_us": o0["phase_us"]}
+
+
+# ---- 7. timeline -----------------------------------------------------------------------------------
+
+
+def seed_timeline(ctx: Context, variant: str) -> list[Record]:
+    w, p = ctx.headline, ctx.plan
+    for _ in range(p.warmup):
+        w.run(variant)
+    w.sync()
+
+    def calls() -> None:
+        for _ in range(p.timeline_calls):
+            w.run(variant)
+        w.sync()  # inside the recording, so the kernels' records are complete
+
+    return ctx.backend.timeline(calls)
+
+
+def relative_records(records: Sequence[Record]) -> list[dict[str, Any]]:
+    if not records:
+        return []
+    t0 = min(r[2] for r in records)
+    return [{"kind": kind, "name": name, "start_us": (start - t0) / 1e3, "end_us": (end - t0) / 1e3,
+             "thread": thread} for kind, name, start, end, _, thread in sorted(records, key=lambda r: r[2])]
+
+
+def measure_timelines(ctx: Context, results: dict[str, Any]) -> dict[str, list[Record]]:
+    timelines: dict[str, list[Record]] = {}
+    for variant in ATTRIBUTION_VARIANTS:
+        if variant in ctx.kernel.variants:
+            records = attempt(results, f"timeline {variant}", lambda: seed_timeline(ctx, variant))
+            if records is not None:
+                timelines[variant] = records
+    return timelines
+
+
+# ---- 8. candidates, 9. targets ---------------------------------------------------------------------------
+
+
+def candidate(cause: str, host_us: float | None, base_us: float, gpu: str, missing: str = "") -> dict[str, Any]:
+    if host_us is None:
+        return {"cause": cause, "measured_on": gpu, "host_us": None, "factor_vs_original_o3": None,
+                "note": f"not measured: {missing or 'see errors'}"}
+    return {"cause": cause, "measured_on": gpu, "host_us": host_us, "factor_vs_original_o3": host_us / base_us}
+
+
+def issue_candidate(base_us: float) -> dict[str, Any]:
+    """What the issue reports, and the host cost per call it implies under either loop model."""
+    implied = {"without sync (loop = max(kernel, host))": ISSUE_LOOP_US,
+               "with sync per call (loop = kernel + host)": ISSUE_LOOP_US - ISSUE_KERNEL_US}
+    return {"cause": "the issue's report (reported there, not measured here)", "source": ISSUE,
+            "measured_on": None, "reported_kernel_us": ISSUE_KERNEL_US, "reported_loop_us": ISSUE_LOOP_US,
+            "reported_ratio": ISSUE_LOOP_US / ISSUE_KERNEL_US, "implied_host_us": implied,
+            "implied_factor_vs_original_o3": {k: v / base_us for k, v in implied.items()},
+            "note": "Blackwell/Thor numbers from the issue; this program measured nothing on that machine, and the "
+                    "factors compare the issue's host CPU with this one"}
+
+
+def candidates_625(results: dict[str, Any], gpu: str) -> list[dict[str, Any]]:
+    require(results, "timings:original/seed")
+    timings, tracing = results["timings"], results.get("tracing_cost") or {}
+    base = timings["original/seed"]["host_us"]
+    o0_missing = results.get("variants", {}).get("O0") or "O0/seed was not timed"
+    rows = [
+        candidate("original CUTLASS, host code -O3 (baseline)", base, base, gpu),
+        candidate("host code built -O0 (a CMake Debug build)", timings.get("O0/seed", {}).get("host_us"), base, gpu,
+                  o0_missing),
+        candidate("CUPTI API tracing on (a profiler attached)", tracing.get("on_host_us"), base, gpu),
+        candidate("-O0 host build and CUPTI tracing together", tracing.get("o0_on_host_us"), base, gpu, o0_missing),
+        candidate("cudaStreamSynchronize after every call (host waits for each kernel; headline shape)",
+                  timings.get(SYNC_KEY, {}).get("host_us"), base, gpu),
+    ]
+    return rows + [issue_candidate(base)]
+
+
+def targets(results: dict[str, Any]) -> dict[str, Any]:
+    require(results, "timings:original/seed", "timings:patched/seed", "timings:original/floor")
+    t = results["timings"]
+    return {"patched_vs_floor": t["patched/seed"]["host_us"] / t["original/floor"]["host_us"],
+            "original_vs_patched": t["original/seed"]["host_us"] / t["patched/seed"]["host_us"]}
+
+
+# ---- Everything, in order ---------------------------------------------------------------------------
+
+
+def run_step(results: dict[str, Any], name: str, fn: Callable[[], T]) -> T | None:
+    note(f"[{name}]")
+    return attempt(results, name, fn)
+
+
+def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
+    """Fills `results` (already stamped) with every measurement; failures land in results["errors"]."""
+    results.setdefault("errors", [])
+    results["counts"] = run_step(results, "counts", lambda: measure_counts(ctx, results)) or {}
+    results["timings"] = run_step(results, "timings", lambda: measure_timings(ctx, results)) or {}
+    results["kernel_us"] = run_step(results, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
+    timer = ctx.torch_timer
+    results["torch_matmul"] = run_step(results, "torch.matmul", lambda: timer(ctx.headline.shape, ctx.plan)) \
+        if timer else None
+    results["unit_costs_ns"] = run_step(results, "unit costs", lambda: measure_unit_costs(ctx))
+    results["encode_costs"] = run_step(results, "encode costs", lambda: measure_encode_costs(ctx))
+    timelines = run_step(results, "timelines", lambda: measure_timelines(ctx, results)) or {}
+    results["timeline"] = [{"variant": v, "calls": ctx.plan.timeline_calls, "records": relative_records(r)}
+                           for v, r in timelines.items()]
+    results["attribution"] = run_step(results, "attribution",
+                                      lambda: measure_attribution(ctx, results, timelines)) or {}
+    results["tracing_cost"] = run_step(results, "tracing cost", lambda: measure_tracing_cost(ctx, results))
+    results["o0_vs_o3"] = o0_vs_o3(results)
+    results["sweep"] = run_step(results, "sweep", lambda: measure_sweep(ctx, results)) or []
+    results["candidates_625"] = run_step(results, "candidates", lambda: candidates_625(results, ctx.gpu)) or []
+    results["targets"] = run_step(results, "targets", lambda: targets(results))
+    return results
+
+
+# ---- Stamp -----------------------------------------------------------------------------------------
+
+
+def _command(argv: Sequence[str] | None) -> str:
+    if argv is None:
+        return shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])
+    return shlex.join(["cutlass-overhead-report", *argv])
+
+
+def _run_text(cmd: Sequence[str]) -> str | None:
+    try:
+        done = subprocess.run(list(cmd), capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def nvidia_smi_driver() -> str | None:
+    out = _run_text(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+    return out.strip().splitlines()[0].strip() if out and out.strip() else None
+
+
+def git_state() -> tuple[str | None, bool | None]:
+    head = _run_text(["git", "rev-parse", "HEAD"])
+    if head:
+        status = _run_text(["git", "status", "--porcelain", "--untracked-files=no"])
+        return head.strip(), (bool(status.strip()) if status is not None else None)
+    dirty = os.environ.get("CO_GIT_DIRTY")
+    return os.environ.get("CO_GIT_COMMIT") or None, (dirty.lower() in ("1", "true", "yes") if dirty else None)
+
+
+def host_cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _cuda_version(encoded: int) -> str:
+    return f"{encoded // 1000}.{encoded % 1000 // 10}"
+
+
+def cuda_driver_api() -> str | None:
+    try:
+        version = ctypes.c_int()
+        if ctypes.CDLL("libcuda.so.1").cuDriverGetVersion(ctypes.byref(version)) == 0:
+            return _cuda_version(version.value)
+    except OSError:
+        pass
+    return None
+
+
+def cuda_runtimes() -> str | None:
+    """The version of every libcudart this process has loaded (the modules' and torch's may differ)."""
+    try:
+        maps = Path("/proc/self/maps").read_text().splitlines()
+    except OSError:
+        return None
+    paths = sorted({line.split()[-1] for line in maps if "libcudart" in line.split()[-1]})
+    found = []
+    for path in paths:
+        try:
+            version = ctypes.c_int()
+            if ctypes.CDLL(path).cudaRuntimeGetVersion(ctypes.byref(version)) == 0:
+                found.append(f"{_cuda_version(version.value)} ({Path(path).name})")
+        except (OSError, AttributeError):
+            continue
+    return ", ".join(found) or None
+
+
+def stamp(torch: Any, quick: bool, argv: Sequence[str] | None) -> dict[str, Any]:
+    info = build_info()
+    major, minor = torch.cuda.get_device_capability()
+    commit, dirty = git_state()
+    return {
+        "gpu": torch.cuda.get_device_name(), "compute_capability": f"{major}.{minor}",
+        "driver_version": nvidia_smi_driver(), "cuda_runtime": cuda_runtimes(), "cuda_driver_api": cuda_driver_api(),
+        "nvcc": info["nvcc_version"], "cutlass_version": info["cutlass_version"],
+        "cutlass_origin": info["cutlass_origin"], "patch_series": info["patch_series"], "patches": info["patches"],
+        "patch_sha256_prefixes": info["patch_sha256_prefixes"], "build_type": info["build_type"],
+        "cuda_archs": info["cuda_archs"], "git_commit": commit, "git_dirty": dirty, "host_cpu": host_cpu(),
+        "python": platform.python_version(), "torch": torch.__version__,
+        "timestamp_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "quick": quick,
+        "command": _command(argv),
+    }
+
+
+# ---- GPU and kernel choice ---------------------------------------------------------------------------
+
+
+class NoGpu(RuntimeError):
+    """Nothing can be measured on this machine; the message says why, in one line."""
+
+
+def import_torch_with_gpu() -> Any:
+    try:
+        import torch
+    except ImportError as error:
+        raise NoGpu(f"torch is not installed ({error}); the report needs it for device tensors") from error
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns on stderr when it finds no driver
+        try:
+            if not torch.cuda.is_available():
+                raise NoGpu("no CUDA GPU is available (torch.cuda.is_available() is False)")
+            torch.zeros(1, device="cuda")
+            torch.cuda.synchronize()
+        except NoGpu:
+            raise
+        except Exception as error:  # noqa: BLE001 -- any CUDA init failure means no GPU for us
+            raise NoGpu(f"CUDA initialisation failed: {error}") from error
+    return torch
+
+
+def choose_kernel(torch: Any) -> tuple[str, tuple[str, ...], dict[str, Any]]:
+    """(kind, usable variants, status for the JSON): NVFP4 on compute capability 10.x/11.x, else the SM90 twin."""
+    major, minor = torch.cuda.get_device_capability()
+    name = torch.cuda.get_device_name()
+    if major in (10, 11):
+        status = available("nvfp4")
+        if status["original"] is not None:
+            raise NoGpu(f"{name} (sm_{major}{minor}) needs the NVFP4 modules: {status['original']}")
+        return "nvfp4", tuple(v for v in NVFP4_VARIANTS if status[v] is None), {
+            "nvfp4_status": "measured", "variants": status,
+            "sm90_status": f"not measured: the SM90 twin's sm_90a code does not run on {name} (sm_{major}{minor})"}
+    status = available("sm90")
+    if (major, minor) != (9, 0) or status["original"] is not None:
+        why = status["original"] or "its kernels are sm_90a code"
+        raise NoGpu(f"{name} (sm_{major}{minor}) cannot run the SM90 twin ({why}) nor the NVFP4 GEMM (needs 10.x/11.x)")
+    return "sm90", tuple(v for v in SM90_VARIANTS if status[v] is None), {
+        "nvfp4_status": f"not measured: {name} is compute capability {major}.{minor}; the NVFP4 kernels run only on "
+                        "compute capability 10.x/11.x, so only the SM90 twin was measured",
+        "variants": status}
+
+
+def new_results(kind: str, status: dict[str, Any], stamped: dict[str, Any], w: Workload) -> dict[str, Any]:
+    return {"schema": 1, "stamp": stamped, "kernel": kind, **status, "shape": w.shape.as_dict(),
+            "params_bytes": w.params_bytes("original"), "errors": []}
+
+
+# ---- Printing ---------------------------------------------------------------------------------------
+
+
+def fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
+    return str(value)
+
+
+def format_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = [[fmt(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    line = lambda r: "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+    return "\n".join([f"\n== {title}", line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells])
+
+
+def counts_tables(counts: dict[str, Any]) -> list[str]:
+    keys = list(counts)
+    phases = list(dict.fromkeys(p for k in keys for p in counts[k]["per_call"]))
+    apis = sorted({a for k in keys for a in counts[k]["totals"]})
+    by_phase = [[p] + [sum(counts[k]["per_call"].get(p, {}).values()) for k in keys] for p in phases]
+    by_api = [[a] + [counts[k]["totals"].get(a, 0.0) for k in keys] for a in apis]
+    return [format_table("API calls per GEMM call, by phase", ["phase", *keys], by_phase),
+            format_table("API calls per GEMM call, by API", ["api", *keys], by_api)]
+
+
+def timing_table(results: dict[str, Any]) -> str:
+    rows = [[k, t["host_us"], t["loop_us"], t["gpu_us"],
+             " ".join(f"{p}={v:.2f}" for p, v in t["phase_us"].items() if v > 0)]
+            for k, t in results.get("timings", {}).items()]
+    if results.get("torch_matmul"):
+        tm = results["torch_matmul"]
+        rows.append(["torch.matmul (Python-timed)", tm["host_us"], tm["loop_us"], tm["gpu_us"], ""])
+    title = f"Timings at {results['shape']} (us; kernel {fmt(results.get('kernel_us'))} us)"
+    return format_table(title, ["variant/mode", "host/call", "loop/iter", "gpu/iter", "phases"], rows)
+
+
+def attribution_tables(attribution: dict[str, list[dict[str, Any]]]) -> list[str]:
+    tables = []
+    for key, rows in attribution.items():
+        body = [[r["phase"], r["measured_us"], r["explained_us"], r["remainder_us"],
+                 ", ".join(f"{t['api']} {t['count']:.3g}x{t['unit_ns']:.0f}ns" for t in r["terms"]),
+                 ", ".join(f"{n['api']} {n['count']:.3g}" for n in r["nested"] + r["unpriced"])] for r in rows]
+        tables.append(format_table(f"Attribution {key} (us per call)",
+                                   ["phase", "measured", "explained", "remainder", "terms", "nested/unpriced"], body))
+    return tables
+
+
+def sweep_table(rows: list[dict[str, Any]]) -> str:
+    body = [[f"{r['m']}x{r['n']}x{r['k']}", r["kernel_us"], f"{r['variant']}/{r['mode']}",
+             "yes" if r["sync_each_call"] else "no", r["host_us"], r["loop_us"], r["model_us"]] for r in rows]
+    return format_table("Size sweep (us)", ["MxNxK", "kernel", "variant/mode", "sync", "host", "loop", "model"], body)
+
+
+def candidates_table(rows: list[dict[str, Any]]) -> str:
+    body = []
+    for r in rows:
+        if "implied_host_us" in r:
+            for model, us in r["implied_host_us"].items():
+                body.append([f"{r['cause']}: {model}", us, r["implied_factor_vs_original_o3"][model]])
+        else:
+            body.append([r["cause"], r["host_us"], r["factor_vs_original_o3"]])
+    return format_table(f"Candidates for {ISSUE}'s {ISSUE_LOOP_US:g} us loop around a {ISSUE_KERNEL_US:g} us kernel",
+                        ["cause", "host us/call", "x original -O3"], body)
+
+
+def print_report(results: dict[str, Any]) -> None:
+    s = results["stamp"]
+    print(f"{s['gpu']} (sm {s['compute_capability']}), CUTLASS {s['cutlass_version']}, kernel {results['kernel']}, "
+          f"NVFP4: {results['nvfp4_status']}")
+    parts = counts_tables(results.get("counts") or {}) + [timing_table(results)]
+    parts.append(format_table("Unit costs (ns per call, alone)", ["probe", "ns"],
+                              sorted((results.get("unit_costs_ns") or {}).items())))
+    parts.append(format_table("TMA descriptor encodes of one original seed call", ["phase", "dims", "box", "ns"],
+                              [[e["phase"], e["dims"], e["box"], e["ns"]] for e in results.get("encode_costs") or []]))
+    parts += attribution_tables(results.get("attribution") or {})
+    parts.append(sweep_table(results.get("sweep") or []))
+    parts.append(candidates_table(results.get("candidates_625") or []))
+    parts.append(format_table("Targets", ["ratio", "value"], sorted((results.get("targets") or {}).items())))
+    if results.get("errors"):
+        parts.append(format_table("Errors", ["step", "error"], [[e["step"], e["error"]] for e in results["errors"]]))
+    print("\n".join(parts))
+
+
+# ---- Output -------------------------------------------------------------------------------------------
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON: tuples as lists, non-finite floats as null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def write_outputs(results: dict[str, Any], out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "results.json"
+    path.write_text(json.dumps(jsonable(results), indent=1, allow_nan=False) + "\n")
+    try:
+        from .plots import make_plots
+
+        for png in make_plots(results, out_dir):
+            note(f"wrote {png}")
+    except ImportError as error:
+        note(f"no plots: {error} (pip install matplotlib, then python -m cutlass_overhead.plots {path} {out_dir})")
+    return path
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="cutlass-overhead-report", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("report"), help="output directory (default ./report)")
+    parser.add_argument("--quick", action="store_true", help="short run (fewer repeats and sweep shapes)")
+    parser.add_argument("--m", type=int, default=128, help="headline M (default 128, the seed's M128 config)")
+    parser.add_argument("--n", type=int, default=4096, help="headline N (default 4096)")
+    parser.add_argument("--k", type=int, default=4096, help="headline K (default 4096)")
+    return parser.parse_args(argv)
+
+
+def setup(args: argparse.Namespace, argv: Sequence[str] | None) -> tuple[Context, dict[str, Any]]:
+    torch = import_torch_with_gpu()
+    kind, variants, status = choose_kernel(torch)
+    stream = torch.cuda.Stream()
+    kernel = TorchKernel(kind, variants, stream)
+    shape = Shape(args.m, args.n, args.k)
+    reason = kernel.unsupported(shape)
+    if reason:
+        raise NoGpu(reason)
+    w = kernel.make(shape)
+    ctx = Context(make_plan(args.quick), kernel, CuptiBackend(), w, torch.cuda.get_device_name(),
+                  make_torch_timer(stream))
+    return ctx, new_results(kind, status, stamp(torch, args.quick, argv), w)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        ctx, results = setup(args, argv)
+    except (NoGpu, VariantUnavailable) as error:
+        print(f"cutlass-overhead-report: {one_line(str(error))}", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    measure_all(ctx, results)
+    results["elapsed_s"] = time.monotonic() - started
+    path = write_outputs(results, args.out)
+    print_report(results)
+    print(f"\nwrote {path}")
+    return 1 if results["errors"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,54 @@
+"""Fixtures that decide, with a stated reason, whether a test can run on this machine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import cutlass_overhead as co
+
+
+def _torch_cuda() -> tuple[Any, str | None]:
+    try:
+        import torch
+    except ImportError:
+        return None, "torch is not installed (the GPU tests use it for device tensors)"
+    if not torch.cuda.is_available():
+        return None, "no CUDA GPU is visible (torch.cuda.is_available() is False)"
+    return torch, None
+
+
+def gpu_present() -> bool:
+    return _torch_cuda()[1] is None
+
+
+@pytest.fixture(scope="session")
+def torch_gpu() -> Any:
+    torch, reason = _torch_cuda()
+    if reason:
+        pytest.skip(reason)
+    return torch
+
+
+@pytest.fixture(scope="session")
+def torch_sm90(torch_gpu: Any) -> Any:
+    major, minor = torch_gpu.cuda.get_device_capability()
+    if (major, minor) != (9, 0):
+        pytest.skip(f"the SM90 twin is built for sm_90a; this GPU is sm_{major}{minor}")
+    missing = {v: r for v, r in co.available("sm90").items() if v in ("original", "patched") and r}
+    if missing:
+        pytest.skip(f"SM90 variants unavailable: {missing}")
+    return torch_gpu
+
+
+@pytest.fixture(scope="session")
+def torch_blackwell(torch_gpu: Any) -> Any:
+    major, minor = torch_gpu.cuda.get_device_capability()
+    if major not in (10, 11):
+        name = torch_gpu.cuda.get_device_name()
+        pytest.skip(f"NVFP4 kernels need an sm_100/sm_110 (Blackwell, Thor) GPU; this is {name}, sm_{major}{minor}")
+    missing = {v: r for v, r in co.available("nvfp4").items() if r}
+    if missing:
+        pytest.skip(f"NVFP4 variants unavailable: {missing}")
+    return torch_gpu

@@ -1,0 +1,88 @@
+"""What was built: versions, the applied patch series, SASS per architecture. Runs without a GPU."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import cutlass_overhead as co
+from cutlass_overhead import _build_info
+
+REPO = Path(__file__).resolve().parents[1]
+PATCH_DIR = REPO / "patch"
+
+
+def series_for(version: str) -> list[str]:
+    specific = PATCH_DIR / f"series-v{version}"
+    path = specific if specific.exists() else PATCH_DIR / "series"
+    return [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_build_info_names_cutlass_and_series() -> None:
+    info = co.build_info()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", info["cutlass_version"])
+    assert info["patches"] == series_for(info["cutlass_version"])
+    assert len(info["patch_sha256_prefixes"]) == len(info["patches"])
+    assert info["build_type"] == "Release"
+
+
+def test_patched_build_used_exactly_the_series_files() -> None:
+    import hashlib
+
+    for name, prefix in zip(_build_info.PATCHES, _build_info.PATCH_SHA256_PREFIXES):
+        digest = hashlib.sha256((PATCH_DIR / name).read_bytes()).hexdigest()
+        assert digest.startswith(prefix), f"{name} changed since the build; rebuild (pip install) to re-apply it"
+
+
+def test_patch_series_applies_to_the_headers_built_against(tmp_path: Path) -> None:
+    root = Path(_build_info.CUTLASS_ROOT)
+    for sub in ("include", "tools/util/include"):
+        shutil.copytree(root / sub, tmp_path / sub)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    for name in series_for(_build_info.CUTLASS_VERSION):
+        args = ["git", "apply", "--include=include/*", "--include=tools/util/include/*", str(PATCH_DIR / name)]
+        check = subprocess.run([*args[:2], "--check", *args[2:]], cwd=tmp_path, capture_output=True, text=True)
+        assert check.returncode == 0, f"{name} does not apply: {check.stderr}"
+        subprocess.run(args, cwd=tmp_path, check=True)
+
+
+def _cuobjdump() -> str:
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    try:
+        import nvidia
+
+        for base in nvidia.__path__:
+            for candidate in Path(base).glob("*/bin/cuobjdump"):
+                return str(candidate)
+    except ImportError:
+        pass
+    pytest.skip("cuobjdump not found (pip install nvidia-cuda-cuobjdump, part of the test extra)")
+
+
+def _module_file(name: str) -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec(f"cutlass_overhead.{name}")
+    assert spec and spec.origin, f"{name} is listed as built but cannot be found"
+    return Path(spec.origin)
+
+
+@pytest.mark.parametrize("module", _build_info.MODULES)
+def test_module_holds_sass_for_each_requested_arch(module: str) -> None:
+    wanted = [a for a in _build_info.CUDA_ARCHS if (a == "90a") == module.startswith("_sm90")]
+    listing = subprocess.run([_cuobjdump(), "--list-elf", str(_module_file(module))],
+                             capture_output=True, text=True, check=True).stdout
+    found = set(re.findall(r"\.(sm_\d+a?)\.cubin", listing))
+    assert {f"sm_{a}" for a in wanted} <= found, f"{module}: SASS for {sorted(found)}, wanted {wanted}"
+
+
+def test_every_variant_loads_or_says_why() -> None:
+    for kind in ("sm90", "nvfp4"):
+        for variant, reason in co.available(kind).items():
+            assert reason is None or variant in reason, reason

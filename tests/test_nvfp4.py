@@ -1,0 +1,37 @@
+"""The seed's NVFP4 GEMM itself: runs only on Blackwell / Thor, so it skips elsewhere with the reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cutlass_overhead as co
+from cutlass_overhead.trace import ENTRY_POINT_LOOKUPS, TMA_ENCODES, count_calls
+
+
+def nvfp4_operands(torch: Any, m: int, n: int, k: int) -> dict[str, Any]:
+    g = torch.Generator(device="cuda").manual_seed(m + n + k)
+    def sf(rows: int) -> Any:
+        # ue4m3 scale factors between 0.5 and 2 (bytes 0x30..0x40), in the swizzled block layout.
+        return torch.randint(0x30, 0x40, ((rows + 127) // 128 * 128 * ((k // 16 + 3) // 4 * 4),),
+                             device="cuda", dtype=torch.uint8, generator=g)
+    return {"a": torch.randint(0, 256, (m, k // 2), device="cuda", dtype=torch.uint8, generator=g),
+            "b": torch.randint(0, 256, (n, k // 2), device="cuda", dtype=torch.uint8, generator=g),
+            "scales_a": sf(m), "scales_b": sf(n),
+            "out": torch.empty(m, n, device="cuda", dtype=torch.bfloat16)}
+
+
+def test_overhead_nvfp4_patched_equals_original_and_stops_encoding(torch_blackwell: Any) -> None:
+    torch = torch_blackwell
+    ops = nvfp4_operands(torch, 128, 4096, 4096)
+    reference = co.run_nvfp4_gemm(*ops.values(), variant="original").clone()
+    ops["out"].fill_(float("nan"))
+    assert torch.equal(co.run_nvfp4_gemm(*ops.values(), variant="patched"), reference)
+    with count_calls() as original:
+        co.run_nvfp4_gemm(*ops.values(), variant="original")
+    with count_calls() as patched:
+        co.run_nvfp4_gemm(*ops.values(), variant="patched")
+    # 9 descriptors per initialize (A, B, SFA, SFB for preferred and fallback cluster, plus D), twice.
+    assert original.total(*TMA_ENCODES) == 18
+    assert original.total(*ENTRY_POINT_LOOKUPS) == 18
+    assert patched.total(*TMA_ENCODES) == 0
+    assert patched.total(*ENTRY_POINT_LOOKUPS) == 0

@@ -1,0 +1,140 @@
+"""Bad input raises a Python exception before CUTLASS sees it. Uses storage-less device-array stubs,
+so every check but the last (is there a suitable GPU?) runs on machines without a GPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import cutlass_overhead as co
+from cutlass_overhead import _trace
+
+from conftest import gpu_present
+
+BF16, UINT8, FLOAT32 = (4, 16), (1, 8), (2, 32)
+
+
+def stub(shape: tuple[int, ...], dtype: tuple[int, int] = BF16, *, strides: tuple[int, ...] | None = None,
+         address: int = 1 << 20, device: int = 0) -> Any:
+    if strides is None:
+        strides = tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+    return _trace._device_array_stub(list(shape), list(strides), dtype[0], dtype[1], address, device)
+
+
+def sm90_ops(m: int = 128, n: int = 256, k: int = 64, **override: Any) -> dict[str, Any]:
+    ops = {"a": stub((m, k)), "b": stub((n, k)), "c": stub((m, n)), "d": stub((m, n))}
+    ops.update(override)
+    return ops
+
+
+def call_sm90(ops: dict[str, Any], **kw: Any) -> None:
+    co.run_sm90_gemm(ops["a"], ops["b"], ops["c"], ops["d"], variant="original", **kw)
+
+
+@pytest.mark.parametrize("override, error, message", [
+    ({"a": stub((128, 64), FLOAT32)}, TypeError, "a must be bfloat16, got float32"),
+    ({"d": stub((128, 64, 1))}, ValueError, "must be 2-D"),
+    ({"b": stub((256, 32))}, ValueError, "b must have shape (256, 64)"),
+    ({"c": stub((64, 256))}, ValueError, "c must have shape (128, 256)"),
+    ({"a": stub((128, 64), strides=(1, 128))}, ValueError, "C-contiguous"),
+    ({"b": stub((256, 64), address=(1 << 20) + 2)}, ValueError, "16-byte aligned"),
+    ({"d": stub((128, 256), device=1)}, ValueError, "one GPU"),
+])
+def test_sm90_rejects_bad_operands(override: dict[str, Any], error: type, message: str) -> None:
+    with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
+        call_sm90(sm90_ops(**override))
+
+
+def test_sm90_rejects_unaligned_k_and_n() -> None:
+    with pytest.raises(ValueError, match="K must be a multiple of 8"):
+        call_sm90(sm90_ops(k=60))
+    with pytest.raises(ValueError, match="N must be a multiple of 8"):
+        call_sm90(sm90_ops(n=250))
+
+
+def test_sm90_rejects_host_arrays() -> None:
+    host = np.zeros((128, 64), dtype=np.float32)
+    with pytest.raises(TypeError, match="bfloat16"):
+        co.run_sm90_gemm(host, host, None, host)
+
+
+def test_beta_needs_c() -> None:
+    with pytest.raises(ValueError, match="beta != 0 needs c"):
+        call_sm90(sm90_ops(c=None), beta=1.0)
+
+
+def test_unknown_variant_and_stream() -> None:
+    with pytest.raises(ValueError, match="unknown variant"):
+        co.run_sm90_gemm(None, None, None, None, variant="fast")
+    with pytest.raises(TypeError, match="stream must be"):
+        co.stream_handle("default")
+
+
+@pytest.mark.skipif(gpu_present(), reason="a valid stub would reach CUTLASS on a machine with a GPU")
+def test_without_a_gpu_valid_operands_raise_no_gpu() -> None:
+    with pytest.raises(RuntimeError, match="no CUDA GPU is visible"):
+        call_sm90(sm90_ops())
+
+
+# ---- NVFP4 -----------------------------------------------------------------------------------
+
+def nvfp4_ops(m: int = 128, n: int = 256, k: int = 512, **override: Any) -> dict[str, Any]:
+    def scales(rows: int) -> Any:
+        return stub((((rows + 127) // 128) * 128 * (((k // 16) + 3) // 4) * 4,), UINT8)
+    ops = {"a": stub((m, k // 2), UINT8), "b": stub((n, k // 2), UINT8), "scales_a": scales(m),
+           "scales_b": scales(n), "out": stub((m, n))}
+    ops.update(override)
+    return ops
+
+
+def call_nvfp4(ops: dict[str, Any], **kw: Any) -> None:
+    co.run_nvfp4_gemm(ops["a"], ops["b"], ops["scales_a"], ops["scales_b"], ops["out"], variant="original", **kw)
+
+
+@pytest.fixture
+def nvfp4_built() -> None:
+    reason = co.available("nvfp4")["original"]
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.mark.usefixtures("nvfp4_built")
+@pytest.mark.parametrize("override, error, message", [
+    ({"a": stub((128, 256))}, TypeError, "a must have 1-byte elements"),
+    ({"out": stub((128, 256), UINT8)}, TypeError, "out must be bfloat16"),
+    ({"scales_a": stub((100,), UINT8)}, ValueError, "scales_a must hold 4096 bytes"),
+    ({"b": stub((128, 256), UINT8)}, ValueError, "b must have shape"),
+])
+def test_nvfp4_rejects_bad_operands(override: dict[str, Any], error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call_nvfp4(nvfp4_ops(**override))
+
+
+@pytest.mark.usefixtures("nvfp4_built")
+def test_nvfp4_rejects_unbuilt_configs_and_alignment() -> None:
+    with pytest.raises(ValueError, match="K must be a multiple of 32"):
+        call_nvfp4(nvfp4_ops(k=528))
+    if not co.load("nvfp4", "original").config_built(512, False, False):
+        with pytest.raises(ValueError, match="CO_NVFP4_ALL_CONFIGS"):
+            call_nvfp4(nvfp4_ops(m=512))
+
+
+@pytest.mark.usefixtures("nvfp4_built")
+def test_nvfp4_on_a_gpu_without_its_kernels_raises_instead_of_aborting(torch_gpu: Any) -> None:
+    major, minor = torch_gpu.cuda.get_device_capability()
+    built = co.load("nvfp4", "original").built_archs.replace("a", "").split(",")
+    if f"{major}{minor}" in built:
+        pytest.skip(f"this GPU (sm_{major}{minor}) has NVFP4 kernels in this build")
+    m, n, k = 128, 256, 512
+    t = torch_gpu
+    ops = {"a": t.zeros((m, k // 2), dtype=t.uint8, device="cuda"),
+           "b": t.zeros((n, k // 2), dtype=t.uint8, device="cuda"),
+           "scales_a": t.zeros((128 * (k // 16),), dtype=t.uint8, device="cuda"),
+           "scales_b": t.zeros((256 * (k // 16),), dtype=t.uint8, device="cuda"),
+           "out": t.zeros((m, n), dtype=t.bfloat16, device="cuda")}
+    for variant in ("original", "patched"):
+        with pytest.raises(RuntimeError, match=f"runs on sm_.* only; cuda:0 is .*sm_{major}{minor}"):
+            co.run_nvfp4_gemm(*ops.values(), variant=variant)
+    t.cuda.synchronize()  # the process is still usable
