@@ -649,6 +649,8 @@ def kernel_us(ctx: Context, w: Workload, variant: str = "original") -> float:
 
 def next_k(k: int, measured_us: float, target_us: float) -> int:
     """K scaled so the kernel time (about linear in K) hits the target, on the search's K step."""
+    if measured_us <= 0:
+        raise RuntimeError(f"kernel time {measured_us} us cannot be scaled")
     return max(SEARCH_K_STEP, round(k * target_us / measured_us / SEARCH_K_STEP) * SEARCH_K_STEP)
 
 
@@ -969,12 +971,12 @@ class NoGpu(RuntimeError):
 
 
 def import_torch_with_gpu() -> Any:
-    try:
-        import torch
-    except ImportError as error:
-        raise NoGpu(f"torch is not installed ({error}); the report needs it for device tensors") from error
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch warns on stderr when it finds no driver
+        try:
+            import torch
+        except ImportError as error:
+            raise NoGpu(f"torch is not installed ({error}); the report needs it for device tensors") from error
         try:
             if not torch.cuda.is_available():
                 raise NoGpu("no CUDA GPU is available (torch.cuda.is_available() is False)")
@@ -1082,9 +1084,9 @@ def candidates_table(rows: list[dict[str, Any]]) -> str:
 
 
 def print_report(results: dict[str, Any]) -> None:
-    s = results["stamp"]
-    print(f"{s['gpu']} (sm {s['compute_capability']}), CUTLASS {s['cutlass_version']}, kernel {results['kernel']}, "
-          f"NVFP4: {results['nvfp4_status']}")
+    s = results.get("stamp") or {}
+    print(f"{s.get('gpu')} (compute capability {s.get('compute_capability')}), CUTLASS {s.get('cutlass_version')}, "
+          f"kernel {results.get('kernel')}, NVFP4: {results.get('nvfp4_status')}")
     parts = counts_tables(results.get("counts") or {}) + [timing_table(results)]
     parts.append(format_table("Unit costs (ns per call, alone)", ["probe", "ns"],
                               sorted((results.get("unit_costs_ns") or {}).items())))
@@ -1113,18 +1115,28 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def write_outputs(results: dict[str, Any], out_dir: Path) -> Path:
+def write_json(results: dict[str, Any], out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "results.json"
     path.write_text(json.dumps(jsonable(results), indent=1, allow_nan=False) + "\n")
+    return path
+
+
+def write_plots(results_path: Path, out_dir: Path) -> bool:
+    """Plots from the written JSON (as the docs build makes them); False if they could not be made."""
     try:
         from .plots import make_plots
 
-        for png in make_plots(results, out_dir):
+        for png in make_plots(json.loads(results_path.read_text()), out_dir):
             note(f"wrote {png}")
     except ImportError as error:
-        note(f"no plots: {error} (pip install matplotlib, then python -m cutlass_overhead.plots {path} {out_dir})")
-    return path
+        note(f"no plots: {error} (pip install matplotlib, then "
+             f"python -m cutlass_overhead.plots {results_path} {out_dir})")
+        return False
+    except Exception as error:  # noqa: BLE001 -- the results are written; a plot bug must not hide them
+        note(f"plots failed: {one_line(f'{type(error).__name__}: {error}')}")
+        return False
+    return True
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -1162,10 +1174,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     measure_all(ctx, results)
     results["elapsed_s"] = time.monotonic() - started
-    path = write_outputs(results, args.out)
+    path = write_json(results, args.out)
     print_report(results)
     print(f"\nwrote {path}")
-    return 1 if results["errors"] else 0
+    plotted = write_plots(path, args.out)
+    return 1 if results["errors"] or not plotted else 0
 
 
 if __name__ == "__main__":
