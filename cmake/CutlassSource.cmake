@@ -64,15 +64,17 @@ endforeach()
 file(GLOB_RECURSE _patch_files "${CO_PATCH_DIR}/*.patch" "${CO_PATCH_DIR}/series*")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_patch_files} "${CO_CUTLASS_ROOT}/include/cutlass/version.h")
 
-# A fresh copy every configure, so a removed patch never lingers in the tree.
+# Patch a fresh copy every configure (a removed patch never lingers), then sync it into the tree the
+# build uses, touching only files whose content changed, so a re-configure does not recompile.
 set(CO_PATCHED_ROOT "${CMAKE_BINARY_DIR}/cutlass-patched")
-file(REMOVE_RECURSE "${CO_PATCHED_ROOT}")
+set(_stage "${CMAKE_BINARY_DIR}/cutlass-patched-stage")
+file(REMOVE_RECURSE "${_stage}")
 foreach(_sub IN LISTS CO_CUTLASS_SUBTREES)
-  get_filename_component(_parent "${CO_PATCHED_ROOT}/${_sub}" DIRECTORY)
+  get_filename_component(_parent "${_stage}/${_sub}" DIRECTORY)
   file(COPY "${CO_CUTLASS_ROOT}/${_sub}" DESTINATION "${_parent}")
 endforeach()
 # Its own repository, so `git apply` never resolves paths against an enclosing checkout.
-execute_process(COMMAND "${GIT_EXECUTABLE}" init -q WORKING_DIRECTORY "${CO_PATCHED_ROOT}")
+execute_process(COMMAND "${GIT_EXECUTABLE}" init -q WORKING_DIRECTORY "${_stage}")
 
 set(_include_args "")
 foreach(_sub IN LISTS CO_CUTLASS_SUBTREES)
@@ -86,7 +88,7 @@ foreach(_p IN LISTS CO_PATCH_LIST)
   # Hunks outside the header subtrees (tests, CHANGELOG) are for the upstream PR, not this build.
   execute_process(
     COMMAND "${GIT_EXECUTABLE}" apply --verbose ${_include_args} "${_file}"
-    WORKING_DIRECTORY "${CO_PATCHED_ROOT}"
+    WORKING_DIRECTORY "${_stage}"
     RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
   if(NOT _rc EQUAL 0)
     message(FATAL_ERROR
@@ -94,6 +96,13 @@ foreach(_p IN LISTS CO_PATCH_LIST)
       "git apply says (file and hunk):\n${_err}${_out}")
   endif()
   message(STATUS "cutlass-overhead: applied patch/${_p}")
+endforeach()
+foreach(_sub IN LISTS CO_CUTLASS_SUBTREES)
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E copy_directory_if_different "${_stage}/${_sub}" "${CO_PATCHED_ROOT}/${_sub}"
+                  RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "could not sync the patched CUTLASS tree into ${CO_PATCHED_ROOT}")
+  endif()
 endforeach()
 set(CO_PATCHED_INCLUDES "${CO_PATCHED_ROOT}/include" "${CO_PATCHED_ROOT}/tools/util/include")
 list(LENGTH CO_PATCH_LIST _n)
