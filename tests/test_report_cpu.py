@@ -128,9 +128,11 @@ def test_make_plots_with_sections_missing(tmp_path: Path) -> None:
 
 # SYNTHETIC per-call API calls of the seed pattern, by variant: (phase, domain, api, calls per GEMM call).
 FAKE_SEED_CALLS = {
-    "original": [("initialize", "runtime", "cudaGetDriverEntryPoint", 3), ("initialize", "driver", "cuGetProcAddress", 3),
+    "original": [("initialize", "runtime", "cudaGetDriverEntryPoint", 3),
+                 ("initialize", "driver", "cuGetProcAddress", 3),
                  ("initialize", "driver", "cuTensorMapEncodeTiled", 3),
-                 ("initialize", "runtime", "cudaDriverGetVersion", 1), ("initialize", "driver", "cuDriverGetVersion", 1),
+                 ("initialize", "runtime", "cudaDriverGetVersion", 1),
+                 ("initialize", "driver", "cuDriverGetVersion", 1),
                  ("workspace_alloc", "runtime", "cudaMalloc", 1), ("workspace_free", "runtime", "cudaFree", 1),
                  ("run", "runtime", "cudaLaunchKernelExC", 1)],
     "patched": [("initialize", "driver", "cuTensorMapEncodeTiled", 3), ("run", "runtime", "cudaLaunchKernelExC", 1)],
@@ -248,7 +250,9 @@ class FakeBackend:
 def measured_fake() -> dict[str, Any]:
     log: list[Call] = []
     kernel = FakeKernel(log)
-    timer = lambda shape, plan: {"host_us": 10.0, "loop_us": 20.0, "gpu_us": 20.0, "iterations": plan.calls}  # noqa: E731
+    def timer(shape: Shape, plan: report.Plan) -> dict[str, Any]:
+        return {"host_us": 10.0, "loop_us": 20.0, "gpu_us": 20.0, "iterations": plan.calls}
+
     ctx = Context(report.make_plan(quick=True), kernel, FakeBackend(log), kernel.make(Shape(128, 4096, 4096)),
                   "SYNTHETIC GPU", timer)
     results = {"schema": 1, "stamp": synthetic_results()["stamp"], "kernel": "sm90", "nvfp4_status": "synthetic",
@@ -261,7 +265,8 @@ def test_pipeline_on_a_fake_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[st
     results = measured_fake()
     assert results["errors"] == []
     for key in ("counts", "timings", "unit_costs_ns", "encode_costs", "attribution", "sweep", "o0_vs_o3",
-                "tracing_cost", "timeline", "candidates_625", "targets", "torch_matmul", "kernel_search"):
+                "tracing_cost", "timeline", "candidates_625", "targets", "torch_matmul", "kernel_search",
+                "issue_shape_ratios"):
         assert results[key], key
     assert set(results["counts"]) == {"original/seed", "patched/seed", "O0/seed", "original/initialize_run",
                                       "original/floor"}
@@ -296,7 +301,8 @@ def test_search_moves_towards_the_issue_kernel_time() -> None:
     search = measured_fake()["kernel_search"]
     start = search["tried"][0]
     assert (start["m"], start["n"], start["k"]) == report.SEARCH_START
-    assert abs(search["chosen"]["kernel_us"] - report.ISSUE_KERNEL_US) < abs(start["kernel_us"] - report.ISSUE_KERNEL_US)
+    target = report.ISSUE_KERNEL_US
+    assert abs(search["chosen"]["kernel_us"] - target) < abs(start["kernel_us"] - target)
 
 
 # ---- Pure helpers ---------------------------------------------------------------------------------
@@ -329,3 +335,41 @@ def test_models_and_steps() -> None:
     assert report.median_kernel_us([("kernel", "g", 0, 2000, 1, 0), ("kernel", "g", 0, 4000, 2, 0),
                                     ("kernel", "memset", 0, 9000, 3, 0), ("kernel", "g", 0, 3000, 4, 0)]) == 3.0
     assert report.jsonable({"a": (1.0, float("nan"))}) == {"a": [1.0, None]}
+
+
+SCHEMA_KEYS = {"schema", "stamp", "kernel", "nvfp4_status", "shape", "params_bytes", "counts", "timings",
+               "torch_matmul", "unit_costs_ns", "encode_costs", "attribution", "sweep", "o0_vs_o3", "tracing_cost",
+               "timeline", "candidates_625", "targets"}
+STAMP_KEYS = {"gpu", "compute_capability", "driver_version", "cuda_runtime", "cuda_driver_api", "nvcc",
+              "cutlass_version", "cutlass_origin", "patch_series", "patches", "patch_sha256_prefixes", "build_type",
+              "git_commit", "git_dirty", "host_cpu", "python", "torch", "timestamp_utc", "quick", "command"}
+
+
+def test_results_follow_the_schema() -> None:
+    results = measured_fake()
+    assert SCHEMA_KEYS <= set(results)
+    assert {"calls", "per_call", "totals"} <= set(results["counts"]["original/seed"])
+    assert {"host_us", "loop_us", "gpu_us", "phase_us", "iterations"} <= set(results["timings"]["original/seed"])
+    assert {"phase", "measured_us", "explained_us", "remainder_us", "terms", "nested"} <= \
+        set(results["attribution"]["original/seed"][0])
+    assert {"m", "n", "k", "kernel_us", "variant", "mode", "sync_each_call", "host_us", "loop_us", "model_us"} <= \
+        set(results["sweep"][0])
+    assert {"off_host_us", "on_host_us"} <= set(results["tracing_cost"])
+    assert {"phase", "dims", "box", "data_type", "ns"} <= set(results["encode_costs"][0])
+    assert {"kind", "name", "start_us", "end_us"} <= set(results["timeline"][0]["records"][0])
+    assert results["timeline"][0]["records"][0]["start_us"] == 0
+    assert set(results["targets"]) == {"patched_vs_floor", "original_vs_patched"}
+    json.dumps(report.jsonable(results), allow_nan=False)
+
+
+def test_stamp_without_torch_or_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    cuda = SimpleNamespace(get_device_capability=lambda: (9, 0), get_device_name=lambda: "SYNTHETIC GPU")
+    fake_torch = SimpleNamespace(cuda=cuda, __version__="0.0.0+synthetic")
+    monkeypatch.setenv("CO_GIT_COMMIT", "feedface")
+    stamped = report.stamp(fake_torch, quick=True, argv=["--quick"])
+    assert set(stamped) >= STAMP_KEYS
+    assert stamped["compute_capability"] == "9.0"
+    assert stamped["command"] == "cutlass-overhead-report --quick"
+    assert stamped["git_commit"]  # from git here, or from CO_GIT_COMMIT where there is no repository

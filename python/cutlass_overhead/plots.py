@@ -182,7 +182,7 @@ def plot_host_time(fig: Any, results: Results) -> None:
     ax.invert_yaxis()
     kernel = results.get("kernel_us")
     if kernel:
-        used[f"kernel {kernel:.1f} us (CUPTI)"] = ax.axvline(kernel, color=KERNEL_COLOR, linestyle="--")
+        used[f"kernel {kernel:.1f} us (CUPTI)"] = ax.axvline(kernel, color=KERNEL_COLOR, linestyle="--", zorder=0.5)
     ax.set_xlabel("host us per call (no sync unless named)")
     ax.legend(used.values(), used.keys(), fontsize=8, loc="lower right")
     ax.set_title(f"Host time per call, {shape_text(results)} (median of repeats)")
@@ -200,13 +200,14 @@ def plot_sweep_panel(ax: Any, rows: Sequence[dict[str, Any]], config: tuple[str,
     labels = [f"{r['m']}×{r['n']}×{r['k']}" for r in mine]
     x = range(len(mine))
     ax.plot(x, [r["kernel_us"] for r in mine], "s-", color=KERNEL_COLOR, label="kernel (CUPTI)")
-    ax.plot(x, [r["host_us"] for r in mine], "o-", label="host per call")
+    variant, mode, sync = config
+    host_label = "host per call (includes the wait)" if sync else "host per call"
+    ax.plot(x, [r["host_us"] for r in mine], "o-", label=host_label)
     ax.plot(x, [r["loop_us"] for r in mine], "^-", label="loop per iteration")
     ax.plot(x, [r["model_us"] for r in mine], "v--", label=f"model: {mine[0].get('model', '')}")
     ax.set_xticks(list(x), labels, rotation=20, ha="right", fontsize=8)
     ax.set_yscale("log")
     ax.set_ylabel("us")
-    variant, mode, sync = config
     ax.set_title(f"{variant}/{mode}" + (", sync after every call" if sync else ", no sync"), fontsize=10)
     ax.legend(fontsize=7)
     ax.grid(True, which="both", alpha=0.3)

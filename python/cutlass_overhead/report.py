@@ -32,8 +32,7 @@ import sys
 import time
 import warnings
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -180,12 +179,12 @@ class TorchWorkload:
     kind = "sm90"
 
     def __init__(self, shape: Shape, stream: Any) -> None:
+        import torch
+
         self.shape = shape
         self.stream = stream
         self.handle = int(stream.cuda_stream)
         self._make_operands()
-        import torch
-
         torch.cuda.synchronize()  # operands were filled on the default stream; the runs use `stream`
 
     def _make_operands(self) -> None:
@@ -506,23 +505,32 @@ def make_torch_timer(stream: Any) -> Callable[[Shape, Plan], dict[str, Any]]:
 # ---- 3. unit costs --------------------------------------------------------------------------------
 
 
-def measure_unit_costs(ctx: Context) -> dict[str, float]:
-    b, p = ctx.backend, ctx.plan
-    return {name: _median([b.unit_cost_ns(name, p.unit_iterations) for _ in range(p.repeats)])
-            for name in b.unit_cost_names()}
+def repeated_ns(ctx: Context, measure: Callable[[int], float]) -> float:
+    return _median([measure(ctx.plan.unit_iterations) for _ in range(ctx.plan.repeats)])
 
 
-def measure_encode_costs(ctx: Context) -> list[dict[str, Any]]:
+def measure_unit_costs(ctx: Context, results: dict[str, Any]) -> dict[str, float]:
+    costs: dict[str, float] = {}
+    for name in ctx.backend.unit_cost_names():
+        ns = attempt(results, f"unit cost {name}",
+                     lambda: repeated_ns(ctx, lambda n: ctx.backend.unit_cost_ns(name, n)))
+        if ns is not None:
+            costs[name] = ns
+    return costs
+
+
+def measure_encode_costs(ctx: Context, results: dict[str, Any]) -> list[dict[str, Any]]:
     """The cost of each cuTensorMapEncodeTiled one original seed call makes, on its exact inputs."""
-    w, b, p = ctx.headline, ctx.backend, ctx.plan
+    w, b = ctx.headline, ctx.backend
     w.run("original")
     w.sync()
     b.count(lambda: (w.run("original"), w.sync()))
     costs = []
-    for e in b.captured_encodes():
-        ns = _median([b.encode_cost_ns(e, p.unit_iterations) for _ in range(p.repeats)])
-        costs.append({"phase": e["phase"], "dims": list(e["dims"]), "box": list(e["box"]),
-                      "data_type": e["data_type"], "ns": ns})
+    for i, e in enumerate(b.captured_encodes()):
+        ns = attempt(results, f"encode cost #{i}", lambda: repeated_ns(ctx, lambda n: b.encode_cost_ns(e, n)))
+        if ns is not None:
+            costs.append({"phase": e["phase"], "dims": list(e["dims"]), "box": list(e["box"]),
+                          "data_type": e["data_type"], "ns": ns})
     return costs
 
 
@@ -750,6 +758,14 @@ def measure_tracing_cost(ctx: Context, results: dict[str, Any]) -> dict[str, Any
     return cost
 
 
+def cupti_residue(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
+    """original/seed host time again, after every CUPTI session: a ratio far from 1 means tracing left a cost."""
+    require(results, "timings:original/seed")
+    before = results["timings"]["original/seed"]["host_us"]
+    after = median_bench(ctx, ctx.headline, "original", "seed")["host_us"]
+    return {"before_any_cupti_host_us": before, "after_all_cupti_host_us": after, "ratio": after / before}
+
+
 def o0_vs_o3(results: dict[str, Any]) -> dict[str, Any]:
     timings = results.get("timings", {})
     if "O0/seed" not in timings or "original/seed" not in timings:
@@ -817,11 +833,36 @@ def issue_candidate(base_us: float) -> dict[str, Any]:
                     "factors compare the issue's host CPU with this one"}
 
 
+def issue_shape_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sweep's rows at the shape whose kernel takes about as long as the issue's."""
+    chosen = (results.get("kernel_search") or {}).get("chosen")
+    if not chosen:
+        return []
+    key = (chosen["m"], chosen["n"], chosen["k"])
+    return [r for r in results.get("sweep") or [] if (r["m"], r["n"], r["k"]) == key]
+
+
+def issue_shape_ratios(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """loop / kernel at the issue-like shape, to set beside the issue's 625 / 91."""
+    return [{"m": r["m"], "n": r["n"], "k": r["k"], "variant": r["variant"], "mode": r["mode"],
+             "sync_each_call": r["sync_each_call"], "kernel_us": r["kernel_us"], "loop_us": r["loop_us"],
+             "loop_over_kernel": r["loop_us"] / r["kernel_us"]} for r in issue_shape_rows(results)]
+
+
+def synced_at_issue_shape(results: dict[str, Any]) -> float | None:
+    rows = [r for r in issue_shape_rows(results)
+            if (r["variant"], r["mode"], r["sync_each_call"]) == ("original", "seed", True)]
+    return rows[0]["host_us"] if rows else None
+
+
 def candidates_625(results: dict[str, Any], gpu: str) -> list[dict[str, Any]]:
     require(results, "timings:original/seed")
     timings, tracing = results["timings"], results.get("tracing_cost") or {}
     base = timings["original/seed"]["host_us"]
     o0_missing = results.get("variants", {}).get("O0") or "O0/seed was not timed"
+    chosen = (results.get("kernel_search") or {}).get("chosen") or {}
+    issue_shape = (f"M={chosen.get('m')} N={chosen.get('n')} K={chosen.get('k')}, "
+                   f"kernel {fmt(chosen.get('kernel_us'))} us")
     rows = [
         candidate("original CUTLASS, host code -O3 (baseline)", base, base, gpu),
         candidate("host code built -O0 (a CMake Debug build)", timings.get("O0/seed", {}).get("host_us"), base, gpu,
@@ -830,6 +871,8 @@ def candidates_625(results: dict[str, Any], gpu: str) -> list[dict[str, Any]]:
         candidate("-O0 host build and CUPTI tracing together", tracing.get("o0_on_host_us"), base, gpu, o0_missing),
         candidate("cudaStreamSynchronize after every call (host waits for each kernel; headline shape)",
                   timings.get(SYNC_KEY, {}).get("host_us"), base, gpu),
+        candidate(f"cudaStreamSynchronize after every call at the issue-like shape ({issue_shape}; includes the wait)",
+                  synced_at_issue_shape(results), base, gpu, "no shape with an issue-like kernel time was measured"),
     ]
     return rows + [issue_candidate(base)]
 
@@ -852,14 +895,15 @@ def run_step(results: dict[str, Any], name: str, fn: Callable[[], T]) -> T | Non
 def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
     """Fills `results` (already stamped) with every measurement; failures land in results["errors"]."""
     results.setdefault("errors", [])
-    results["counts"] = run_step(results, "counts", lambda: measure_counts(ctx, results)) or {}
+    # Timings first: nothing has touched CUPTI yet.
     results["timings"] = run_step(results, "timings", lambda: measure_timings(ctx, results)) or {}
+    results["counts"] = run_step(results, "counts", lambda: measure_counts(ctx, results)) or {}
     results["kernel_us"] = run_step(results, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
     timer = ctx.torch_timer
     results["torch_matmul"] = run_step(results, "torch.matmul", lambda: timer(ctx.headline.shape, ctx.plan)) \
         if timer else None
-    results["unit_costs_ns"] = run_step(results, "unit costs", lambda: measure_unit_costs(ctx))
-    results["encode_costs"] = run_step(results, "encode costs", lambda: measure_encode_costs(ctx))
+    results["unit_costs_ns"] = run_step(results, "unit costs", lambda: measure_unit_costs(ctx, results))
+    results["encode_costs"] = run_step(results, "encode costs", lambda: measure_encode_costs(ctx, results))
     timelines = run_step(results, "timelines", lambda: measure_timelines(ctx, results)) or {}
     results["timeline"] = [{"variant": v, "calls": ctx.plan.timeline_calls, "records": relative_records(r)}
                            for v, r in timelines.items()]
@@ -868,6 +912,10 @@ def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
     results["tracing_cost"] = run_step(results, "tracing cost", lambda: measure_tracing_cost(ctx, results))
     results["o0_vs_o3"] = o0_vs_o3(results)
     results["sweep"] = run_step(results, "sweep", lambda: measure_sweep(ctx, results)) or []
+    residue = run_step(results, "CUPTI residue check", lambda: cupti_residue(ctx, results))
+    if residue is not None and results.get("tracing_cost") is not None:
+        results["tracing_cost"]["residue_check"] = residue
+    results["issue_shape_ratios"] = issue_shape_ratios(results)
     results["candidates_625"] = run_step(results, "candidates", lambda: candidates_625(results, ctx.gpu)) or []
     results["targets"] = run_step(results, "targets", lambda: targets(results))
     return results
@@ -877,9 +925,11 @@ def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
 
 
 def _command(argv: Sequence[str] | None) -> str:
-    if argv is None:
-        return shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])
-    return shlex.join(["cutlass-overhead-report", *argv])
+    if argv is not None:
+        return shlex.join(["cutlass-overhead-report", *argv])
+    program = Path(sys.argv[0]).name
+    prefix = ["python", "-m", "cutlass_overhead"] if program == "__main__.py" else [program]
+    return shlex.join([*prefix, *sys.argv[1:]])
 
 
 def _run_text(cmd: Sequence[str]) -> str | None:
@@ -1022,14 +1072,25 @@ def fmt(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
+        if value.is_integer() and abs(value) < 1e6:
+            return f"{value:.0f}" if abs(value) >= 10 else f"{value:.2f}".rstrip("0").rstrip(".")
+        return f"{value:.2f}" if abs(value) < 100 else f"{value:.1f}"
     return str(value)
 
 
+def _numeric(values: Sequence[Any]) -> bool:
+    return all(v is None or isinstance(v, (int, float)) for v in values)
+
+
 def format_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table: numeric columns right-aligned, text columns left-aligned."""
     cells = [[fmt(c) for c in row] for row in rows]
+    right = [_numeric([row[i] for row in rows]) for i in range(len(headers))]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    line = lambda r: "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+
+    def line(r: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if ra else c.ljust(w) for c, w, ra in zip(r, widths, right)).rstrip()
+
     return "\n".join([f"\n== {title}", line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells])
 
 
@@ -1050,7 +1111,9 @@ def timing_table(results: dict[str, Any]) -> str:
     if results.get("torch_matmul"):
         tm = results["torch_matmul"]
         rows.append(["torch.matmul (Python-timed)", tm["host_us"], tm["loop_us"], tm["gpu_us"], ""])
-    title = f"Timings at {results['shape']} (us; kernel {fmt(results.get('kernel_us'))} us)"
+    shape = results.get("shape") or {}
+    title = (f"Timings at M={shape.get('m')} N={shape.get('n')} K={shape.get('k')} "
+             f"(us; kernel {fmt(results.get('kernel_us'))} us, CUPTI)")
     return format_table(title, ["variant/mode", "host/call", "loop/iter", "gpu/iter", "phases"], rows)
 
 
@@ -1095,7 +1158,16 @@ def print_report(results: dict[str, Any]) -> None:
     parts += attribution_tables(results.get("attribution") or {})
     parts.append(sweep_table(results.get("sweep") or []))
     parts.append(candidates_table(results.get("candidates_625") or []))
+    parts.append(format_table(f"loop / kernel at the issue-like shape (the issue reports {ISSUE_LOOP_US:g} / "
+                              f"{ISSUE_KERNEL_US:g} = {ISSUE_LOOP_US / ISSUE_KERNEL_US:.2f})",
+                              ["variant/mode", "sync", "kernel us", "loop us", "loop / kernel"],
+                              [[f"{r['variant']}/{r['mode']}", "yes" if r["sync_each_call"] else "no", r["kernel_us"],
+                                r["loop_us"], r["loop_over_kernel"]] for r in results.get("issue_shape_ratios") or []]))
     parts.append(format_table("Targets", ["ratio", "value"], sorted((results.get("targets") or {}).items())))
+    tracing = results.get("tracing_cost") or {}
+    rows = [[k, v] for k, v in tracing.items() if isinstance(v, float)]
+    rows += [[f"residue_check {k}", v] for k, v in (tracing.get("residue_check") or {}).items()]
+    parts.append(format_table("CUPTI tracing cost (original/seed host us per call)", ["", "value"], rows))
     if results.get("errors"):
         parts.append(format_table("Errors", ["step", "error"], [[e["step"], e["error"]] for e in results["errors"]]))
     print("\n".join(parts))
