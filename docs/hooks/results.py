@@ -14,6 +14,7 @@ Placeholders (anywhere in a page):
                                                     every page that uses a value, if the page has none)
     {{ patch_series }}                              the commits of patch/series*, read from the patch files
     {{ include: patch/PR.md | 2 }}                  a repository file, headings shifted down by 2
+                                                    (`| bold`: headings as bold lines, kept out of the TOC)
     {{ logs }}                                      links to the memcheck and pytest logs, if present
 
 A path segment is a key (quote it if it holds a dot or a space) or a list index. Formats: us, ns, x
@@ -42,7 +43,10 @@ SCHEMA = 1
 DEFAULT_RESULTS_DIR = "docs/results/h200"
 SITE_DATA_DIR = "data"  # where results.json, the PNGs and the logs appear in the built site
 PLOTS = ("counts_by_phase.png", "host_time.png", "sweep.png", "timeline.png", "attribution.png")
-LOGS = {"memcheck.log": "compute-sanitizer memcheck", "pytest.log": "pytest"}
+# Logs scripts/gpu-evidence.sh leaves next to results.json; linked when present, never required.
+LOGS = {"pytest.log": "the test suite on the GPU", "memcheck.log": "compute-sanitizer memcheck of the patched path",
+        "build.log": "the build", "report.log": "the report run"}
+LOG_SUMMARY = {"pytest.log": r"\b(passed|failed|error)\b", "memcheck.log": r"ERROR SUMMARY"}
 STAMP_KEYS = ("gpu", "compute_capability", "driver_version", "cuda_runtime", "cuda_driver_api", "nvcc",
               "cutlass_version", "cutlass_origin", "patch_series", "patches", "patch_sha256_prefixes",
               "build_type", "git_commit", "git_dirty", "host_cpu", "timestamp_utc", "quick", "command")
@@ -51,7 +55,7 @@ STAMP_KEYS = ("gpu", "compute_capability", "driver_version", "cuda_runtime", "cu
 DESCRIPTIONS: dict[str, str] = {
     "original/seed": "the issue's pattern, pristine CUTLASS",
     "patched/seed": "the issue's pattern, CUTLASS with patch/series",
-    "direct/seed": "the issue's pattern, `-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL`",
+    "direct/seed": "the issue's pattern, driver entry points linked (`DIRECT_CUDA_DRIVER_CALL`)",
     "O0/seed": "the issue's pattern, host code built `-O0`",
     "original/initialize_run": "`initialize(args, ws, stream)` then `run(stream)`",
     "original/floor": "Gemm kept: `run(stream)` only",
@@ -60,6 +64,9 @@ DESCRIPTIONS: dict[str, str] = {
     "original/bare_launch": "an empty kernel with a `Params`-sized argument",
     "original/seed/sync_each_call": "the issue's pattern, `cudaStreamSynchronize` after every call",
 }
+# Column headings for the variant/mode keys where a table has one column per key.
+SHORT = {"original/seed": "original", "patched/seed": "patched", "direct/seed": "direct", "O0/seed": "-O0",
+         "original/initialize_run": "init + run(stream)", "original/floor": "floor", "patched/floor": "patched floor"}
 COUNT_COLUMNS = ("original/seed", "patched/seed", "direct/seed", "original/initialize_run", "original/floor")
 SEED_VARIANTS = ("original/seed", "patched/seed", "direct/seed", "O0/seed")
 # Short names for plots.API_GROUPS, for `derived.calls.<key>.<phase>.<group>`.
@@ -69,8 +76,16 @@ GROUP_SLUGS = {"entry-point lookups": "lookups", "TMA descriptor encodes": "enco
                "device and error queries": "device_queries", "other runtime calls": "other_runtime",
                "other driver calls": "other_driver"}
 
+# Which commit of the series (by its file-name prefix) removes which group of calls. Knowledge of the
+# patches, not a measurement; the table that uses it takes every count from the JSON.
+GROUP_COMMITS = {"lookups": "0001", "version_queries": "0002", "encodes": "0003", "func_attributes": "0004",
+                 "device_queries": "0004", "allocations": "0005"}
+
 PLACEHOLDER = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 DIRECTIVE = re.compile(r"^(table|figure|include|stamp|patch_series|logs)\s*(?::\s*(.*))?$", re.S)
+RELATIVE_LINK = re.compile(r"(?<!!)\[([^\]]*)\]\((?!https?:|mailto:|#|/)([^)\s]+)\)")
+RESULTS_REGION = re.compile(r"<!-- results:begin -->.*?<!-- results:end -->", re.S)
+LIST_ITEM = re.compile(r"\s*([*+-]|\d+\.)\s")
 SEGMENT = re.compile(r'\s*(?:"([^"]*)"|([^."|\s]+))\s*')
 
 
@@ -123,7 +138,8 @@ def check_results(results: Any, source: Path, patch_dir: Path) -> None:
         raise ResultsError(f"{source}: the stamp lacks {', '.join(lacking)}")
     series, names, prefixes = current_prefixes(patch_dir, str(stamp["cutlass_version"]))
     if list(stamp["patch_sha256_prefixes"] or []) != prefixes:
-        then = ", ".join(f"{n} {p}" for n, p in zip(stamp.get("patches") or [], stamp["patch_sha256_prefixes"]))
+        measured = stamp["patch_sha256_prefixes"] or []
+        then = ", ".join(f"{n} {p}" for n, p in zip(stamp.get("patches") or [], measured))
         now = ", ".join(f"{n} {p}" for n, p in zip(names, prefixes))
         raise ResultsError(
             f"{source} is stale: it was measured with patches [{then or 'none'}], but {series} now gives "
@@ -170,6 +186,7 @@ def api_grouper(plots: ModuleType | None) -> Callable[[str, str | None], str]:
 
 
 def phase_order(results: dict[str, Any]) -> list[str]:
+    """Phases in the report's order (plots.phase_order's rule; used when plots.py cannot be loaded)."""
     seen: dict[str, None] = {}
     for timing in (results.get("timings") or {}).values():
         seen.update(dict.fromkeys(timing.get("phase_us") or {}))
@@ -205,23 +222,12 @@ def derive(results: dict[str, Any], group_of: Callable[..., str]) -> dict[str, A
         for phase, per_api in (entry.get("per_call") or {}).items():
             calls[key][phase] = group_counts(per_api, domains, group_of)
     d["calls"] = calls
-    timings = results.get("timings") or {}
-    base = (timings.get("original/seed") or {}).get("host_us")
-    if base:
-        d["host_saving_us"] = {k: base - t["host_us"] for k, t in timings.items()}
-        d["host_speedup"] = {k: base / t["host_us"] for k, t in timings.items() if t.get("host_us")}
-        d["host_fraction_pct"] = {k: 100.0 * t["host_us"] / base for k, t in timings.items()}
-        phase_us = timings["original/seed"].get("phase_us") or {}
-        d["phase_share_pct"] = {p: 100.0 * v / base for p, v in phase_us.items()}
-        d["initialize_plus_run_us"] = {k: (t.get("phase_us") or {}).get("initialize", 0.0)
-                                       + (t.get("phase_us") or {}).get("run", 0.0) for k, t in timings.items()}
     for row in results.get("candidates_625") or []:
         if "reported_loop_us" in row:
             implied = list((row.get("implied_host_us") or {}).values())
             factors = list((row.get("implied_factor_vs_original_o3") or {}).values())
             d["issue"] = {"kernel_us": row["reported_kernel_us"], "loop_us": row["reported_loop_us"],
                           "ratio": row.get("reported_ratio"),
-                          "non_kernel_us": row["reported_loop_us"] - row["reported_kernel_us"],
                           "implied_host_max_us": max(implied) if implied else None,
                           "implied_host_min_us": min(implied) if implied else None,
                           "factor_max": max(factors) if factors else None,
@@ -237,10 +243,6 @@ def derive(results: dict[str, Any], group_of: Callable[..., str]) -> dict[str, A
                         "max_ns": max(encodes)}
     prices = results.get("attribution_prices") or {}
     d["price_ns"] = {api: p["ns"] for api, p in prices.items()}
-    units = results.get("unit_costs_ns") or {}
-    lookups = {k: v for k, v in units.items() if k.startswith("cudaGetDriverEntryPoint")}
-    if lookups:
-        d["unit"] = {"lookup_ns_max": max(lookups.values()), "lookup_ns_min": min(lookups.values())}
     # The unit price of the API each group is counted by in the original pattern (a lookup is
     # cudaGetDriverEntryPoint with nvcc 12 and ...ByVersion with nvcc 13).
     seed = (results.get("counts") or {}).get("original/seed") or {}
@@ -309,11 +311,11 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "ns": lambda x: f"{fmt_num(x)}{NBSP}ns",
     "x": fmt_ratio,
     "count": fmt_count,
-    "int": lambda x: f"{int(round(x)):,}",
+    "int": lambda x: str(int(round(x))),
     "pct": lambda x: f"{x:.0f}{NBSP}%",
-    "code": lambda x: f"`{x}`",
+    "code": lambda x: "n/a" if x is None else f"`{x}`",
     "date": lambda x: str(x)[:10],
-    "text": str,
+    "text": lambda x: "n/a" if x is None else str(x),
 }
 
 
@@ -366,15 +368,23 @@ def lookup(root: dict[str, Any], parts: Sequence[str]) -> Any:
 # ---- Markdown building blocks -----------------------------------------------------------------------
 
 
-def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int = 1) -> str:
-    """A pipe table; columns from `numeric_from` on are right-aligned."""
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int = 1,
+             text_columns: Sequence[int] = ()) -> str:
+    """A pipe table; columns from `numeric_from` on are right-aligned, except `text_columns`."""
     def cell(value: Any) -> str:
         return str(value).replace("|", "\\|").replace("\n", " ")
 
-    align = ["---" if i < numeric_from else "--:" for i in range(len(headers))]
+    align = ["---" if i < numeric_from or i in text_columns or i - len(headers) in text_columns else "--:"
+             for i in range(len(headers))]
     lines = ["| " + " | ".join(map(cell, headers)) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def md_escape(text: str) -> str:
+    """Plain text (a commit message) as Markdown that renders as written."""
+    text = re.sub(r"([\\`*_\[\]])", r"\\\1", text)
+    return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def us(x: Any) -> str:
@@ -401,6 +411,7 @@ class Site:
 
     def __init__(self, repo: Path, results_dir: Path, patch_dir: Path | None = None, regenerate_plots: bool = True):
         self.repo = repo
+        self.repo_url: str | None = None
         self.results_dir = results_dir
         self.patch_dir = patch_dir or repo / "patch"
         self.results = load_results(results_dir, self.patch_dir)
@@ -433,6 +444,9 @@ class Site:
             files[f"{SITE_DATA_DIR}/{name}"] = path.read_bytes()
         return files
 
+    def phase_order(self) -> list[str]:
+        return (self.plots.phase_order if hasattr(self.plots, "phase_order") else phase_order)(self.results)
+
     # -- values --
 
     def value(self, expr: str) -> str:
@@ -458,7 +472,8 @@ class Site:
             return self.figure_block(file.strip(), caption.strip())
         if name == "include":
             file, _, shift = arg.partition("|")
-            return self.include_block(file.strip(), int(shift.strip() or 0))
+            shift = shift.strip()
+            return self.include_block(file.strip(), -1 if shift == "bold" else int(shift or 0))
         table = getattr(self, "table_" + arg.strip(), None)
         if table is None:
             known = sorted(n[len("table_"):] for n in dir(self) if n.startswith("table_"))
@@ -466,10 +481,11 @@ class Site:
         return table()
 
     def stamp_block(self) -> str:
-        s = self.results["stamp"]
-        commit = str(s.get("git_commit") or "unknown")[:12] + (" (dirty)" if s.get("git_dirty") else "")
-        title = (f"Measured on {s['gpu']} · driver {s['driver_version']} · CUTLASS {s['cutlass_version']} · "
-                 f"{s['build_type']} · git {commit} · {str(s['timestamp_utc'])[:10]}")
+        s = {k: ("n/a" if v is None or v == "" else v) for k, v in self.results["stamp"].items()}
+        commit = str(s["git_commit"])[:12] + (" (dirty)" if s.get("git_dirty") is True else "")
+        title = (f"Measured on {s['gpu']} · driver {s['driver_version']} (CUDA {s['cuda_driver_api']}) · "
+                 f"nvcc {s['nvcc']} · CUTLASS {s['cutlass_version']} · {s['build_type']} · git {commit} · "
+                 f"{str(s['timestamp_utc'])[:10]}")
         patches = ", ".join(f"`{n}`" for n in s.get("patches") or []) or "none"
         rows = [
             ("GPU", f"{s['gpu']} (compute capability {s['compute_capability']})"),
@@ -483,10 +499,10 @@ class Site:
             ("Commit", f"`{commit}`"),
             ("Date (UTC)", s["timestamp_utc"]),
             ("Python / torch", f"{s.get('python', 'n/a')} / {s.get('torch', 'n/a')}"),
-            ("Command", f"`{s['command']}`" + (" (**--quick**: short run)" if s.get("quick") else "")),
+            ("Command", f"`{s['command']}`" + (" (**--quick**: short run)" if s.get("quick") is True else "")),
             ("Raw data", f"[results.json]({SITE_DATA_DIR}/results.json)"),
         ]
-        kind = "warning" if s.get("quick") or s.get("git_dirty") else "info"
+        kind = "warning" if s.get("quick") is True or s.get("git_dirty") is True else "info"
         body = md_table(["", ""], [(f"**{k}**", "n/a" if v is None else v) for k, v in rows], numeric_from=2)
         return f'??? {kind} "{title}"\n\n{indent(body)}'
 
@@ -503,24 +519,43 @@ class Site:
         path = self.repo / rel
         if not path.exists():
             return f'!!! warning "Not written yet"\n\n    `{rel}` does not exist in this checkout.'
-        out, fenced = [], False
-        for line in path.read_text().splitlines():
-            if line.lstrip().startswith(("```", "~~~")):
-                fenced = not fenced
-            if not fenced and shift and re.match(r"#{1,6} ", line):
+        text = RESULTS_REGION.sub(lambda _: self.pr_results(), path.read_text())
+        out = []
+        for line, fenced in github_lines(text):
+            heading = re.match(r"#{1,6} (.*)", line)
+            if not fenced and heading and shift < 0:  # headings as bold lines: nothing in the page's TOC
+                line = f"**{heading.group(1).strip()}**"
+            elif not fenced and heading and shift:
                 line = "#" * shift + line
+            if not fenced:
+                line = RELATIVE_LINK.sub(lambda m: self.repo_link(m, Path(rel).parent), line)
             out.append(line)
         return "\n".join(out)
 
+    def pr_results(self) -> str:
+        """What the site puts between PR.md's results markers: the measured before/after."""
+        s = self.results["stamp"]
+        return (f"Measured on {s['gpu']} ({s['host_cpu']}), CUTLASS {s['cutlass_version']} with "
+                f"`{s['patch_series']}`, {s['build_type']} build; per call of the pattern above at "
+                f"M={self.results['shape']['m']}, N={self.results['shape']['n']}, K={self.results['shape']['k']}:"
+                f"\n\n{self.table_headline()}")
+
+    def repo_link(self, m: re.Match[str], base: Path) -> str:
+        """A relative link in an included repository file, pointed at the file in the repository."""
+        target = os.path.normpath(base / m.group(2))
+        if self.repo_url:
+            return f"[{m.group(1)}]({self.repo_url.rstrip('/')}/blob/main/{target})"
+        return f"{m.group(1)} (`{target}`)"
+
     def logs_block(self) -> str:
         if not self.logs:
-            return ('!!! note "No logs yet"\n\n    Neither `memcheck.log` nor `pytest.log` is next to '
-                    "`results.json`.")
+            return ('!!! note "No logs yet"\n\n    No ' + ", ".join(f"`{n}`" for n in LOGS)
+                    + " next to `results.json`.")
         items = []
         for name, path in self.logs.items():
             lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
-            pattern = r"ERROR SUMMARY" if name == "memcheck.log" else r"\b(passed|failed|skipped|error)\b"
-            summary = next((ln for ln in reversed(lines) if re.search(pattern, ln)), None)
+            pattern = LOG_SUMMARY.get(name)
+            summary = next((ln for ln in reversed(lines) if re.search(pattern, ln)), None) if pattern else None
             said = f": `{summary.strip('= ')}`" if summary else ""
             items.append(f"* [{name}]({SITE_DATA_DIR}/{name}) ({LOGS[name]}){said}")
         return "\n".join(items)
@@ -555,13 +590,14 @@ class Site:
         body = body if isinstance(body, str) else ""
         message, _, rest = body.partition("\n---\n")
         stat = [ln.strip() for ln in rest.split("\n\n")[0].splitlines() if "|" in ln]
-        files = "\n".join(f"* `{ln.split('|')[0].strip()}` ({ln.split('|')[1].strip()})" for ln in stat)
+        files = "\n".join(f"* `{ln.split('|')[0].strip()}` ({diffstat_lines(ln.split('|')[1])})" for ln in stat)
         text = message.strip()
-        details = f'??? abstract "Commit message"\n\n    ```text\n{indent(text)}\n    ```' if text else ""
+        lead = " ".join(text.split("\n\n")[0].split()) if text else ""
+        details = f'??? abstract "Full commit message"\n\n    ```text\n{indent(text)}\n    ```' if text else ""
         return "\n\n".join(part for part in (
             f"### {i}. {patch_subject(path)}",
-            f"`patch/{name}` · sha256 `{sha256_prefix(path)}`" + (f" · {msg['From']}" if msg["From"] else ""),
-            files, details) if part)
+            f"`patch/{name}` · sha256 `{sha256_prefix(path)}`",
+            md_escape(lead), files, details) if part)
 
     # -- tables --
 
@@ -575,17 +611,19 @@ class Site:
             raise ResultsError("no key 'original/seed' in counts")
         group_of = api_grouper(self.plots)
         rows = []
-        for phase in phase_order(self.results):
+        for phase in self.phase_order():
+            order = list(GROUP_SLUGS)
             apis = sorted({a for k in keys for a in counts[k]["per_call"].get(phase, {})},
-                          key=lambda a: (list(GROUP_SLUGS).index(group_of(a, self._domain(a)))
-                                         if group_of(a, self._domain(a)) in GROUP_SLUGS else 99, a))
+                          key=lambda a: (order.index(group_of(a, self._domain(a)))
+                                         if group_of(a, self._domain(a)) in order else len(order),
+                                         self._domain(a) != "runtime", a))
             for j, api in enumerate(apis):
                 rows.append([f"**{phase}**" if j == 0 else "", f"`{api}`", self._domain(api)]
                             + [count_cell(counts[k]["per_call"].get(phase, {}).get(api)) for k in keys])
         for domain in ("runtime", "driver"):
             rows.append(["**all phases**", f"*{domain} API calls*", domain]
                         + [count_cell(self.derived["calls"][k]["total"][domain]) for k in keys])
-        return md_table(["phase", "API", "domain", *keys], rows, numeric_from=3)
+        return md_table(["phase", "API", "domain", *(SHORT.get(k, k) for k in keys)], rows, numeric_from=3)
 
     def _domain(self, api: str) -> str:
         for entry in self._counts().values():
@@ -598,7 +636,7 @@ class Site:
         keys = [k for k in COUNT_COLUMNS if k in counts]
         apis = sorted({a for k in keys for a in counts[k]["totals"]})
         rows = [[f"`{a}`", self._domain(a)] + [count_cell(counts[k]["totals"].get(a)) for k in keys] for a in apis]
-        return md_table(["API", "domain", *keys], rows, numeric_from=2)
+        return md_table(["API", "domain", *(SHORT.get(k, k) for k in keys)], rows, numeric_from=2)
 
     def table_patch_counts(self) -> str:
         counts = self._counts()
@@ -607,12 +645,47 @@ class Site:
         for api in sorted(set(before) | set(after)):
             b, a = before.get(api, 0.0), after.get(api, 0.0)
             rows.append([f"`{api}`", self._domain(api), count_cell(b), count_cell(a),
-                         "–" if abs(a - b) < 1e-9 else fmt_count(a - b)])
+                         "–" if abs(a - b) < 1e-9 else fmt_count(a - b).replace("-", "−")])
         for domain in ("runtime", "driver"):
             b = self.derived["calls"]["original/seed"]["total"][domain]
             a = self.derived["calls"]["patched/seed"]["total"][domain]
-            rows.append([f"*all {domain} API calls*", domain, count_cell(b), count_cell(a), fmt_count(a - b)])
+            rows.append([f"*all {domain} API calls*", domain, count_cell(b), count_cell(a),
+                         fmt_count(a - b).replace("-", "−")])
         return md_table(["API", "domain", "original", "patched", "change"], rows, numeric_from=2)
+
+    def table_patch_effects(self) -> str:
+        """Per commit: the calls it targets, before and after the whole series, and count × unit cost."""
+        counts = self._counts()
+        before, after = counts["original/seed"], self.need("counts", "patched/seed")
+        group_of, prices = api_grouper(self.plots), self.derived["price_ns"]
+        series = series_file(self.patch_dir, str(self.results["stamp"]["cutlass_version"]))
+        measured = {Path(n).name[:4] for n in series_entries(series)}
+        rows = []
+        for name in series_entries(self.patch_dir / "series"):
+            prefix = Path(name).name[:4]
+            if prefix not in measured:
+                rows.append([f"`{prefix}` {patch_subject(self.patch_dir / name)}", "–", "–", "–",
+                             f"not in `{series.name}`, which the measurement applied"])
+                continue
+            groups = [g for g, c in GROUP_COMMITS.items() if c == prefix]
+            b = sum(self.derived["calls"]["original/seed"]["total"][g] for g in groups)
+            a = sum(self.derived["calls"]["patched/seed"]["total"][g] for g in groups)
+            saved_ns, unpriced = 0.0, set()
+            for api in set(before["totals"]) | set(after["totals"]):
+                slug = GROUP_SLUGS.get(group_of(api, self._domain(api)))
+                if slug not in groups:
+                    continue
+                gone = before["totals"].get(api, 0.0) - after["totals"].get(api, 0.0)
+                if gone and api in prices:
+                    saved_ns += gone * prices[api]
+                elif gone and self._domain(api) == "runtime":
+                    unpriced.add(f"`{api}`")
+            estimate = us(saved_ns / 1e3) + (f" (+ unpriced {', '.join(sorted(unpriced))})" if unpriced else "")
+            rows.append([f"`{prefix}` {patch_subject(self.patch_dir / name)}",
+                         ", ".join(groups) or "tests, CHANGELOG", count_cell(b) if groups else "–",
+                         count_cell(a) if groups else "–", estimate if groups else "–"])
+        return md_table(["commit", "calls it targets", "before /call", "after /call",
+                         "≈ µs saved (count × unit cost)"], rows, numeric_from=2, text_columns=(1,))
 
     def _timing_rows(self, keys: Sequence[str]) -> list[list[str]]:
         timings = self.need("timings")
@@ -635,7 +708,7 @@ class Site:
             rows.append(["`torch.matmul`", "bf16 `a @ b.T`, timed from Python (dispatcher included)",
                          us(tm["host_us"]), us(tm["loop_us"]), us(tm["gpu_us"]), "–"])
         return md_table(["variant/mode", "what", "host µs/call", "loop µs/iter", "GPU µs/iter",
-                         "host vs original"], rows, numeric_from=2)
+                         "speed-up vs original"], rows, numeric_from=2)
 
     def table_headline(self) -> str:
         timings = self.need("timings")
@@ -655,7 +728,7 @@ class Site:
     def table_patch_times(self) -> str:
         rows = self._timing_rows(("original/seed", "patched/seed", "original/floor", "patched/floor"))
         return md_table(["variant/mode", "what", "host µs/call", "loop µs/iter", "GPU µs/iter",
-                         "host vs original"], rows, numeric_from=2)
+                         "speed-up vs original"], rows, numeric_from=2)
 
     def table_issue_shape(self) -> str:
         rows = [[f"{r['m']}×{r['n']}×{r['k']}", f"`{r['variant']}/{r['mode']}`",
@@ -671,11 +744,11 @@ class Site:
     def table_phase_times(self) -> str:
         timings = self.need("timings")
         keys = [k for k in (*SEED_VARIANTS, "original/initialize_run") if k in timings]
-        phases = [p for p in phase_order(self.results) if any(timings[k]["phase_us"].get(p) for k in keys)]
+        phases = [p for p in self.phase_order() if any(timings[k]["phase_us"].get(p) for k in keys)]
         rows = [[f"`{p}`"] + [us(timings[k]["phase_us"].get(p)) for k in keys] for p in phases]
         rows.append(["**sum of phases**"] + [f"**{us(sum(timings[k]['phase_us'].values()))}**" for k in keys])
         rows.append(["host per call"] + [us(timings[k]["host_us"]) for k in keys])
-        return md_table(["phase (µs per call)", *keys], rows)
+        return md_table(["phase (µs per call)", *(SHORT.get(k, k) for k in keys)], rows)
 
     def table_attribution(self) -> str:
         attribution = self.need("attribution")
@@ -697,7 +770,7 @@ class Site:
             body.append(["**all**", f"**{us(total['measured_us'])}**", f"**{us(total['explained_us'])}**",
                          f"**{us(total['remainder_us'])}**", "", ""])
             blocks.append((key, md_table(["phase", "measured µs", "explained µs", "remainder µs",
-                                          "count × unit cost", "not priced"], body)))
+                                          "count × unit cost", "not priced"], body, text_columns=(4, 5))))
         return tabs(blocks)
 
     def table_unit_costs(self) -> str:
@@ -711,7 +784,7 @@ class Site:
         derived = [[p["probe"], fmt_num(p["ns"]), f"`{api}`"] for api, p in prices.items()
                    if p["probe"] not in units]
         return md_table(["probe (alone, in a loop)", "ns per call", "prices in the attribution"], rows + derived,
-                        numeric_from=1)
+                        text_columns=(2,))
 
     def table_encode_costs(self) -> str:
         encodes = self.need("encode_costs")
@@ -745,8 +818,8 @@ class Site:
                 factor = (issue.get("implied_factor_vs_original_o3") or {}).get(model)
                 body.append([f"*issue author's Thor loop, read as {model}*", us(host),
                              fmt_ratio(factor) if factor else "–", "implied by the issue's 91 and 625 µs"])
-        return md_table(["cause (ranked by host time per call)", "host µs/call", "× original -O3", "source"], body,
-                        numeric_from=1)
+        return md_table(["cause (ranked by host time per call)", "host µs/call", "vs original", "source"], body,
+                        text_columns=(3,))
 
     def table_workarounds(self) -> str:
         timings, counts = self.need("timings"), self._counts()
@@ -756,7 +829,7 @@ class Site:
 
         def add(label: str, host: float | None, key: str | None, how: str) -> None:
             calls = self.derived["calls"].get(key or "", {}).get("total") if key else None
-            n = fmt_count(calls["runtime"] + calls["driver"]) if calls else "–"
+            n = fmt_count(calls["runtime"]) if calls else "–"
             rows.append([label, us(host), us(base["host_us"] - host) if host is not None else "–",
                          fmt_ratio(base["host_us"] / host) if host else "–", n, how])
 
@@ -770,8 +843,8 @@ class Site:
                 add(label, timings[key]["host_us"], key if key in counts else None, f"`{key}`")
         add("skip the 0-byte workspace allocation", base["host_us"] - alloc_us, None,
             "`original/seed` minus its `workspace_alloc` + `workspace_free` phase time")
-        return md_table(["workaround", "host µs/call", "saved µs", "speed-up", "API calls/call", "from"], rows,
-                        numeric_from=1)
+        return md_table(["workaround", "host µs/call", "saved µs", "speed-up", "runtime calls/call", "measured as"],
+                        rows, text_columns=(5,))
 
     def table_timeline_summary(self) -> str:
         rows = []
@@ -804,7 +877,7 @@ class Site:
                     if line.strip() != m.group(0):
                         raise ResultsError("a block placeholder must stand alone on its line")
                     used["stamp"] |= d.group(1) == "stamp"
-                    used["value"] |= d.group(1) not in ("include", "patch_series")
+                    used["value"] |= d.group(1) != "patch_series"
                     lead = line[: len(line) - len(line.lstrip())]
                     return self.block(d.group(1), d.group(2) or "").replace("\n", "\n" + lead)
                 used["value"] = True
@@ -823,6 +896,46 @@ class Site:
             return ""
         return " (results.json records failed steps: " + "; ".join(
             f"{e.get('step')}: {e.get('error')}" for e in errors)[:600] + ")"
+
+
+def indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def github_lines(text: str) -> list[tuple[str, bool]]:
+    """GitHub-flavoured Markdown lines as Python-Markdown reads them, each with whether it is inside a fence.
+
+    GitHub nests list content at 2 spaces and lets a list start right under a paragraph line;
+    Python-Markdown needs 4 spaces and a blank line. Leading spaces are doubled (a fenced block moves
+    with its fence, its own indentation kept), and a blank line goes before a list that follows text.
+    """
+    out: list[tuple[str, bool]] = []
+    fence, extra = "", 0
+    for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        if fence:
+            if stripped.startswith(fence):
+                fence = ""
+            out.append((" " * extra + line, True))
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence, extra = stripped[:3], indent_of(line)
+            out.append((" " * extra + line, True))
+            continue
+        line = " " * indent_of(line) + line
+        prev = out[-1][0] if out else ""
+        if LIST_ITEM.match(line) and prev.strip() and not out[-1][1] and not LIST_ITEM.match(prev):
+            out.append(("", False))
+        out.append((line, False))
+    return out
+
+
+def diffstat_lines(stat: str) -> str:
+    """'73 +++++----' -> '73 lines changed'; 'Bin 0 -> 10 bytes' stays as it is."""
+    m = re.match(r"\s*(\d+)\s*[+-]*\s*$", stat)
+    if not m:
+        return stat.strip()
+    return f"{m.group(1)} line{'s' if m.group(1) != '1' else ''} changed"
 
 
 def patch_subject(path: Path) -> str:
@@ -860,6 +973,7 @@ def on_config(config: Any) -> Any:
         _site = Site(repo, results_dir, regenerate_plots=regenerate)
     except ResultsError as error:
         raise _fail(error) from None
+    _site.repo_url = config.repo_url
     return config
 
 
