@@ -247,18 +247,58 @@ class FakeBackend:
         return FAKE_UNIT_NS
 
 
-def measured_fake() -> dict[str, Any]:
+class ParentBackend(FakeBackend):
+    """The report's own process: any CUPTI use there fails the step, so the tests' `errors == []` catches it."""
+
+    def count(self, fn: Callable[[], object]) -> list[tuple[str, str, str, int]]:
+        raise AssertionError("the report's own process used CUPTI (count)")
+
+    def timeline(self, fn: Callable[[], object]) -> list[Record]:
+        raise AssertionError("the report's own process used CUPTI (timeline)")
+
+    def captured_encodes(self) -> list[dict[str, Any]]:
+        raise AssertionError("the report's own process used CUPTI (captured_encodes)")
+
+
+class FirstCuptiUse(FakeBackend):
+    """Remembers how many GEMM calls had been logged when CUPTI was first used."""
+
+    first_use: int | None = None
+
+    def _calls_during(self, fn: Callable[[], object]) -> list[Call]:
+        if self.first_use is None:
+            self.first_use = len(self.log)
+        return super()._calls_during(fn)
+
+
+HEADLINE = Shape(128, 4096, 4096)
+
+
+def fake_context(backend: type[FakeBackend] = FakeBackend, child: report.ChildRunner | None = None) -> Context:
     log: list[Call] = []
     kernel = FakeKernel(log)
+
     def timer(shape: Shape, plan: report.Plan) -> dict[str, Any]:
         return {"host_us": 10.0, "loop_us": 20.0, "gpu_us": 20.0, "iterations": plan.calls}
 
-    ctx = Context(report.make_plan(quick=True), kernel, FakeBackend(log), kernel.make(Shape(128, 4096, 4096)),
-                  "SYNTHETIC GPU", timer)
-    results = {"schema": 1, "stamp": synthetic_results()["stamp"], "kernel": "sm90", "nvfp4_status": "synthetic",
-               "variants": {"original": None, "patched": None, "direct": "not built (synthetic)", "O0": None},
-               "shape": ctx.headline.shape.as_dict(), "params_bytes": 1024, "errors": []}
-    return report.measure_all(ctx, results)
+    return Context(report.make_plan(quick=True), kernel, backend(log), kernel.make(HEADLINE), "SYNTHETIC GPU", timer,
+                   child)
+
+
+def fake_child() -> report.ChildRunner:
+    """The CUPTI child, faked in-process: a fake GPU of its own, its output through JSON as from the real one."""
+    return report.in_process_child(fake_context())
+
+
+def fake_results(ctx: Context) -> dict[str, Any]:
+    return {"schema": 1, "stamp": synthetic_results()["stamp"], "kernel": "sm90", "nvfp4_status": "synthetic",
+            "variants": {"original": None, "patched": None, "direct": "not built (synthetic)", "O0": None},
+            "shape": ctx.headline.shape.as_dict(), "params_bytes": 1024, "errors": []}
+
+
+def measured_fake(child: report.ChildRunner | None = None) -> dict[str, Any]:
+    ctx = fake_context(ParentBackend, child or fake_child())
+    return report.measure_all(ctx, fake_results(ctx))
 
 
 def test_pipeline_on_a_fake_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -282,6 +322,77 @@ def test_pipeline_on_a_fake_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert_pngs(tmp_path)
     report.print_report(json.loads(path.read_text()))
     assert "Attribution original/seed" in capsys.readouterr().out
+
+
+def test_the_report_takes_clean_times_and_leaves_cupti_to_the_child() -> None:
+    results = measured_fake()  # ParentBackend turns any CUPTI use in the report's process into an error
+    assert results["errors"] == []
+    assert "method" in results["tracing_cost"]
+    assert "never used CUPTI" in results["processes"]["report"]
+    # The sweep: host and loop from the report's process, kernel times from the child's (fake) CUPTI timeline.
+    kernels = {(r["m"], r["n"], r["k"]): r["kernel_us"] for r in results["sweep"]}
+    assert kernels[(128, 1024, 1024)] == pytest.approx(128 * 1024 * 1024 * FAKE_KERNEL_NS_PER_MNK / 1e3, rel=0.01)
+    chosen = results["kernel_search"]["chosen"]
+    assert (chosen["m"], chosen["n"], chosen["k"]) in kernels  # timed here, at the shape the child chose
+
+
+def test_the_child_times_off_before_it_first_uses_cupti() -> None:
+    ctx = fake_context(FirstCuptiUse)
+    out = report.child_measure(ctx, {"headline": HEADLINE.as_dict(), "sweep_shapes": [HEADLINE.as_dict()]})
+    assert out["errors"] == []
+    backend = ctx.backend
+    assert isinstance(backend, FirstCuptiUse) and backend.first_use is not None
+    before = {(variant, mode) for variant, mode, n, _ in ctx.headline.log[:backend.first_use] if n == ctx.plan.calls}
+    assert before == {("original", "seed"), ("O0", "seed")}
+    cost = out["tracing_cost"]
+    assert cost["off_host_us"] == pytest.approx(FAKE_HOST_NS["original"] / 1e3)
+    assert cost["o0_off_host_us"] == pytest.approx(FAKE_HOST_NS["O0"] / 1e3)
+    assert set(cost["residue_check"]) == {"before_any_cupti_host_us", "after_all_cupti_host_us", "ratio"}
+    assert [s["k"] for s in out["sweep_kernel_us"]] == [HEADLINE.k]
+    assert out["encodes"] and set(out["timelines"]) == {"original", "patched", "O0"}
+    json.dumps(out, allow_nan=False)
+
+
+def failing_child(request: dict[str, Any]) -> dict[str, Any]:
+    raise report.ChildFailed("exited with status 1", "Traceback (most recent call last):\nRuntimeError: boom\n")
+
+
+def test_a_failed_child_is_recorded_and_the_clean_times_kept(tmp_path: Path) -> None:
+    results = measured_fake(failing_child)
+    failed = [e for e in results["errors"] if e["step"] == report.CHILD_STEP]
+    assert len(failed) == 1 and "boom" in failed[0]["error"] and "boom" in failed[0]["stderr_tail"]
+    assert results["timings"]["original/seed"] and results["unit_costs_ns"] and results["targets"]
+    assert results["counts"] == {} and results["tracing_cost"] is None and results["sweep"] == []
+    path = report.write_json(results, tmp_path)
+    report.print_report(json.loads(path.read_text()))
+
+
+def test_main_writes_the_json_and_exits_1_when_the_child_fails(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = fake_context(ParentBackend, failing_child)
+    monkeypatch.setattr(report, "setup", lambda args, argv: (ctx, fake_results(ctx)))
+    assert report.main(["--quick", "--out", str(tmp_path)]) == 1
+    written = json.loads((tmp_path / "results.json").read_text())
+    assert report.CHILD_STEP in [e["step"] for e in written["errors"]]
+    assert written["timings"]["original/seed"]["host_us"] == pytest.approx(FAKE_HOST_NS["original"] / 1e3)
+
+
+def test_the_child_errors_come_back_under_their_step() -> None:
+    def child_with_an_error(request: dict[str, Any]) -> dict[str, Any]:
+        out = fake_child()(request)
+        out["errors"].append({"step": "timeline O0", "error": "RuntimeError: SYNTHETIC"})
+        return out
+
+    results = measured_fake(child_with_an_error)
+    assert results["errors"] == [{"step": f"{report.CHILD_STEP}: timeline O0", "error": "RuntimeError: SYNTHETIC"}]
+
+
+@pytest.mark.skipif(gpu_present(), reason="a GPU is present: the child would measure it")
+def test_the_child_process_without_gpu_fails_with_its_stderr_tail() -> None:
+    runner = report.subprocess_child(report.parse_args(["--quick"]))
+    with pytest.raises(report.ChildFailed, match="status 2") as caught:
+        runner({"headline": HEADLINE.as_dict(), "sweep_shapes": []})
+    assert caught.value.stderr_tail.strip().splitlines()[-1].startswith("cutlass-overhead-report: ")
 
 
 def test_attribution_uses_the_timeline_for_nesting() -> None:

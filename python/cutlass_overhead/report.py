@@ -12,6 +12,11 @@ What it measures, all in steady state (every loop is warmed up first), on one no
 8. candidates  for the issue's 625 us loop around a 91 us kernel, each measured here
 9. targets     patched vs CUTLASS's own floor, original vs patched
 
+Once CUPTI has been used in a process, every later CUDA call in it stays slower, so the work is split in two:
+this process never touches CUPTI and takes every clean time (2, 3, the sweep's host and loop times, O0 vs O3);
+a child process (`--cupti-child IN_JSON OUT_JSON`) does everything that needs CUPTI (1, kernel times, the
+encodes' inputs, 6's tracing cost, 7) and hands it back as JSON.
+
 Without a usable GPU it prints one line to stderr and exits with status 2. Results go to
 OUT/results.json; plots.py turns that file into the PNGs.
 """
@@ -29,6 +34,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from collections import Counter, defaultdict
@@ -44,6 +50,7 @@ from ._variants import NVFP4_VARIANTS, SM90_VARIANTS, VariantUnavailable, availa
 T = TypeVar("T")
 Record = tuple[str, str, int, int, int, int]  # (kind, name, start_ns, end_ns, correlation, thread)
 CountRow = tuple[str, str, str, int]  # (phase, domain, api, count)
+ChildRunner = Callable[[dict[str, Any]], dict[str, Any]]  # the CUPTI child's request -> its JSON output
 
 # The issue's report (NVIDIA/cutlass#3003, Blackwell/Thor): the only numbers here not measured by this program.
 ISSUE = "NVIDIA/cutlass#3003"
@@ -76,6 +83,11 @@ FUNC_ATTRIBUTE_PROBE_PREFIX = "cudaFuncSetAttribute("
 LAUNCH_PROBE_PREFIX = "kernel launch"
 MALLOC_PROBE = "cudaMalloc(0)"
 ENCODE_API = "cuTensorMapEncodeTiled"
+
+# How long the CUPTI child may run, and how much of its stderr an error keeps.
+CHILD_TIMEOUT_S = 3600
+STDERR_TAIL_CHARS = 4000
+CHILD_STEP = "cupti child"
 
 # Where the search for a kernel as long as the issue's starts (the brief's M=N=4096, K=2048), and its K step.
 SEARCH_START = (4096, 4096, 2048)
@@ -156,7 +168,9 @@ class Kernel(Protocol):
 
 
 class Backend(Protocol):
-    """CUPTI and the unit-cost probes (cutlass_overhead._trace)."""
+    """CUPTI and the unit-cost probes (cutlass_overhead._trace). The report's own process calls only
+    phase_names, unit_cost_names, unit_cost_ns and encode_cost_ns, none of which touches CUPTI; count,
+    timeline and captured_encodes run in the CUPTI child."""
 
     def count(self, fn: Callable[[], object]) -> list[CountRow]: ...
 
@@ -278,9 +292,9 @@ class CuptiBackend:
         return [tuple(r) for r in timeline.records]  # type: ignore[misc]
 
     def phase_names(self) -> list[str]:
-        from .trace import PHASES
+        from . import _trace
 
-        return list(PHASES)
+        return list(_trace.phase_names())
 
     def unit_cost_names(self) -> list[str]:
         from . import _trace
@@ -311,6 +325,9 @@ class Context:
     headline: Workload
     gpu: str
     torch_timer: Callable[[Shape, Plan], dict[str, Any]] | None = None
+    # Runs the CUPTI measurements (child_measure) and returns their JSON. The CLI passes subprocess_child;
+    # None runs them in this process (in_process_child), which only the fakes may do.
+    cupti_child: ChildRunner | None = None
 
 
 # ---- Small helpers -----------------------------------------------------------------------------------
@@ -336,14 +353,17 @@ def note(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def record_error(results: dict[str, Any], label: str, message: str, **extra: Any) -> None:
+    results.setdefault("errors", []).append({"step": label, "error": message, **extra})
+    note(f"  {label} failed: {message}")
+
+
 def attempt(results: dict[str, Any], label: str, fn: Callable[[], T]) -> T | None:
     """Runs one measurement; a failure is recorded in results["errors"] and the report goes on."""
     try:
         return fn()
     except Exception as error:  # noqa: BLE001 -- every failure is reported, none is fatal to the rest
-        message = one_line(f"{type(error).__name__}: {error}")
-        results.setdefault("errors", []).append({"step": label, "error": message})
-        note(f"  {label} failed: {message}")
+        record_error(results, label, one_line(f"{type(error).__name__}: {error}"))
         return None
 
 
@@ -519,14 +539,24 @@ def measure_unit_costs(ctx: Context, results: dict[str, Any]) -> dict[str, float
     return costs
 
 
-def measure_encode_costs(ctx: Context, results: dict[str, Any]) -> list[dict[str, Any]]:
-    """The cost of each cuTensorMapEncodeTiled one original seed call makes, on its exact inputs."""
+def capture_encodes(ctx: Context) -> list[dict[str, Any]]:
+    """CUPTI child: the inputs of each cuTensorMapEncodeTiled one original seed call makes."""
     w, b = ctx.headline, ctx.backend
     w.run("original")
     w.sync()
     b.count(lambda: (w.run("original"), w.sync()))
+    return [dict(e) for e in b.captured_encodes()]
+
+
+def measure_encode_costs(ctx: Context, results: dict[str, Any],
+                         encodes: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The cost of each encode the CUPTI child captured, on its exact inputs, timed here (no CUPTI). The
+    address is the child's: only a number the driver checks for alignment, so it is used as captured."""
+    if encodes is None:
+        raise RuntimeError("needs the encodes the CUPTI child captured, which it did not return (see its error)")
+    b = ctx.backend
     costs = []
-    for i, e in enumerate(b.captured_encodes()):
+    for i, e in enumerate(encodes):
         ns = attempt(results, f"encode cost #{i}", lambda: repeated_ns(ctx, lambda n: b.encode_cost_ns(e, n)))
         if ns is not None:
             costs.append({"phase": e["phase"], "dims": list(e["dims"]), "box": list(e["box"]),
@@ -687,51 +717,98 @@ def model_loop(kernel: float, host: float, sync: bool) -> tuple[float, str]:
     return max(kernel, host), "max(kernel, host)"
 
 
-def sweep_rows(ctx: Context, w: Workload, kernel: float, progress: Progress) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    unsynced: dict[tuple[str, str], float] = {}
+def sweep_timings(ctx: Context, w: Workload, progress: Progress) -> list[dict[str, Any]]:
+    """Host and loop us of every sweep config at one shape, timed in this process (no CUPTI)."""
+    timed: list[dict[str, Any]] = []
     for variant, mode, sync in SWEEP_CONFIGS:
         if variant not in ctx.kernel.variants:
             continue
         t = median_bench(ctx, w, variant, mode, sync)
-        if not sync:
-            unsynced[(variant, mode)] = t["host_us"]
-        model, how = model_loop(kernel, unsynced.get((variant, mode), t["host_us"]), sync)
-        rows.append({**w.shape.as_dict(), "kernel_us": kernel, "variant": variant, "mode": mode,
-                     "sync_each_call": sync, "host_us": t["host_us"], "loop_us": t["loop_us"], "model_us": model,
-                     "model": how})
+        timed.append({"variant": variant, "mode": mode, "sync_each_call": sync, "host_us": t["host_us"],
+                      "loop_us": t["loop_us"]})
         progress.step(f"{w.shape.label()} {key_of(variant, mode)}{' sync' if sync else ''}")
+    return timed
+
+
+def sweep_rows(shape: Shape, kernel: float, timed: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Sweep rows at one shape: this process's host and loop times beside the child's kernel time."""
+    unsynced = {(t["variant"], t["mode"]): t["host_us"] for t in timed if not t["sync_each_call"]}
+    rows: list[dict[str, Any]] = []
+    for t in timed:
+        host = unsynced.get((t["variant"], t["mode"]), t["host_us"])
+        model, how = model_loop(kernel, host, t["sync_each_call"])
+        rows.append({**shape.as_dict(), "kernel_us": kernel, "variant": t["variant"], "mode": t["mode"],
+                     "sync_each_call": t["sync_each_call"], "host_us": t["host_us"], "loop_us": t["loop_us"],
+                     "model_us": model, "model": how})
     return rows
 
 
-def sweep_shape(ctx: Context, shape: Shape, progress: Progress, known_kernel_us: float | None) -> list[dict[str, Any]]:
+def time_shape(ctx: Context, shape: Shape, progress: Progress) -> list[dict[str, Any]]:
     reason = ctx.kernel.unsupported(shape)
     if reason:
         raise RuntimeError(reason)
-    w = ctx.kernel.make(shape)
-    kernel = known_kernel_us if known_kernel_us is not None else kernel_us(ctx, w)
-    return sweep_rows(ctx, w, kernel, progress)
+    return sweep_timings(ctx, ctx.kernel.make(shape), progress)
 
 
-def measure_sweep(ctx: Context, results: dict[str, Any]) -> list[dict[str, Any]]:
+def configs_measured(ctx: Context) -> int:
+    return sum(1 for v, _, _ in SWEEP_CONFIGS if v in ctx.kernel.variants)
+
+
+def measure_sweep_host(ctx: Context, results: dict[str, Any]) -> dict[Shape, list[dict[str, Any]]]:
+    """Host and loop times at the sweep's N = K shapes; their kernel times come from the CUPTI child."""
     m = ctx.headline.shape.m
     shapes = [Shape(m, nk, nk) for nk in ctx.plan.sweep_nk]
-    search = attempt(results, "kernel search", lambda: search_issue_shape(ctx)) or {}
-    results["kernel_search"] = search
-    chosen = search.get("chosen")
-    known: dict[Shape, float] = {}
-    if chosen:
-        shape = Shape(chosen["m"], chosen["n"], chosen["k"])
-        shapes.append(shape)
-        known[shape] = chosen["kernel_us"]
-    configs = sum(1 for v, _, _ in SWEEP_CONFIGS if v in ctx.kernel.variants)
-    progress = Progress(len(shapes) * configs, "sweep")
-    rows: list[dict[str, Any]] = []
+    progress = Progress(len(shapes) * configs_measured(ctx), "sweep")
+    timed: dict[Shape, list[dict[str, Any]]] = {}
     for shape in shapes:
-        rows += attempt(results, f"sweep {shape.label()}",
-                        lambda: sweep_shape(ctx, shape, progress, known.get(shape))) or []
+        found = attempt(results, f"sweep {shape.label()}", lambda: time_shape(ctx, shape, progress))
+        if found is not None:
+            timed[shape] = found
     progress.close()
+    return timed
+
+
+def time_issue_shape(ctx: Context, chosen: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sweep configs at the shape the child's kernel search chose, timed here, after the child."""
+    shape = Shape(chosen["m"], chosen["n"], chosen["k"])
+    progress = Progress(configs_measured(ctx), "sweep (issue-like kernel)")
+    try:
+        return sweep_rows(shape, chosen["kernel_us"], time_shape(ctx, shape, progress))
+    finally:
+        progress.close()
+
+
+def assemble_sweep(ctx: Context, results: dict[str, Any], timed: dict[Shape, list[dict[str, Any]]],
+                   child: dict[str, Any]) -> list[dict[str, Any]]:
+    """Sweep rows: host and loop from this process, kernel from the child; then the issue-like shape."""
+    kernels = {(k["m"], k["n"], k["k"]): k["kernel_us"] for k in child.get("sweep_kernel_us") or []}
+    rows: list[dict[str, Any]] = []
+    missing: list[str] = []
+    for shape, found in timed.items():
+        kernel = kernels.get((shape.m, shape.n, shape.k))
+        if kernel is None:
+            missing.append(shape.label())
+        else:
+            rows += sweep_rows(shape, kernel, found)
+    if missing:
+        record_error(results, "sweep", f"no kernel time from the CUPTI child at {'; '.join(missing)}, so no rows "
+                                       "there (see its error)")
+    chosen = (results.get("kernel_search") or {}).get("chosen")
+    if chosen:
+        label = Shape(chosen["m"], chosen["n"], chosen["k"]).label()
+        rows += attempt(results, f"sweep {label}", lambda: time_issue_shape(ctx, chosen)) or []
     return rows
+
+
+def child_sweep_kernels(ctx: Context, out: dict[str, Any], shapes: Sequence[dict[str, int]]) -> list[dict[str, Any]]:
+    """CUPTI child: the kernel time at each sweep shape the parent timed."""
+    found: list[dict[str, Any]] = []
+    for s in shapes:
+        shape = Shape(s["m"], s["n"], s["k"])
+        us = attempt(out, f"kernel time {shape.label()}", lambda: kernel_us(ctx, ctx.kernel.make(shape)))
+        if us is not None:
+            found.append({**shape.as_dict(), "kernel_us": us})
+    return found
 
 
 # ---- 6. O0 vs O3, tracing cost ------------------------------------------------------------------------
@@ -747,22 +824,40 @@ def traced_host_us(ctx: Context, variant: str) -> float:
     return summarize_runs(runs)["host_us"]
 
 
-def measure_tracing_cost(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
-    require(results, "timings:original/seed")
-    off = results["timings"]["original/seed"]["host_us"]
+def untraced_host_us(ctx: Context, variant: str) -> float:
+    return median_bench(ctx, ctx.headline, variant, "seed")["host_us"]
+
+
+def tracing_off(ctx: Context, out: dict[str, Any]) -> dict[str, float]:
+    """CUPTI child, first of all: original/seed (and O0/seed) host us before this process has used CUPTI."""
+    off: dict[str, float] = {}
+    for variant in ("original", "O0"):
+        if variant in ctx.kernel.variants:
+            us = attempt(out, f"tracing cost off {variant}", lambda: untraced_host_us(ctx, variant))
+            if us is not None:
+                off[variant] = us
+    return off
+
+
+def tracing_on(ctx: Context, out: dict[str, Any], off: dict[str, float]) -> dict[str, Any]:
+    """CUPTI child: the same host times with count_calls active, beside `off` from the same process."""
+    if "original" not in off:
+        raise RuntimeError("needs original/seed host us without CUPTI, which was not measured (see the earlier error)")
     on = traced_host_us(ctx, "original")
-    cost: dict[str, Any] = {"off_host_us": off, "on_host_us": on, "factor": on / off}
-    if "O0/seed" in results["timings"]:
-        cost["o0_off_host_us"] = results["timings"]["O0/seed"]["host_us"]
-        cost["o0_on_host_us"] = attempt(results, "tracing cost O0", lambda: traced_host_us(ctx, "O0"))
+    cost: dict[str, Any] = {"off_host_us": off["original"], "on_host_us": on, "factor": on / off["original"]}
+    if "O0" in off:
+        cost["o0_off_host_us"] = off["O0"]
+        cost["o0_on_host_us"] = attempt(out, "tracing cost O0", lambda: traced_host_us(ctx, "O0"))
     return cost
 
 
-def cupti_residue(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
-    """original/seed host time again, after every CUPTI session: a ratio far from 1 means tracing left a cost."""
-    require(results, "timings:original/seed")
-    before = results["timings"]["original/seed"]["host_us"]
-    after = median_bench(ctx, ctx.headline, "original", "seed")["host_us"]
+def cupti_residue(ctx: Context, off: dict[str, float]) -> dict[str, Any]:
+    """CUPTI child, last: original/seed host time again after all its CUPTI use, against its own time before
+    any; a ratio far from 1 means tracing left a cost in the process (why the parent never uses CUPTI)."""
+    if "original" not in off:
+        raise RuntimeError("needs original/seed host us without CUPTI, which was not measured (see the earlier error)")
+    before = off["original"]
+    after = untraced_host_us(ctx, "original")
     return {"before_any_cupti_host_us": before, "after_all_cupti_host_us": after, "ratio": after / before}
 
 
@@ -892,33 +987,183 @@ def run_step(results: dict[str, Any], name: str, fn: Callable[[], T]) -> T | Non
     return attempt(results, name, fn)
 
 
-def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
-    """Fills `results` (already stamped) with every measurement; failures land in results["errors"]."""
-    results.setdefault("errors", [])
-    # Timings first: nothing has touched CUPTI yet.
+def measure_clean(ctx: Context, results: dict[str, Any]) -> dict[Shape, list[dict[str, Any]]]:
+    """Every time this process reports as clean; it runs before the child and never uses CUPTI. Returns the
+    sweep's host and loop times by shape (rows need the child's kernel times)."""
     results["timings"] = run_step(results, "timings", lambda: measure_timings(ctx, results)) or {}
-    results["counts"] = run_step(results, "counts", lambda: measure_counts(ctx, results)) or {}
-    results["kernel_us"] = run_step(results, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
     timer = ctx.torch_timer
     results["torch_matmul"] = run_step(results, "torch.matmul", lambda: timer(ctx.headline.shape, ctx.plan)) \
         if timer else None
     results["unit_costs_ns"] = run_step(results, "unit costs", lambda: measure_unit_costs(ctx, results))
-    results["encode_costs"] = run_step(results, "encode costs", lambda: measure_encode_costs(ctx, results))
-    timelines = run_step(results, "timelines", lambda: measure_timelines(ctx, results)) or {}
-    results["timeline"] = [{"variant": v, "calls": ctx.plan.timeline_calls, "records": relative_records(r)}
-                           for v, r in timelines.items()]
+    results["o0_vs_o3"] = o0_vs_o3(results)
+    return run_step(results, "sweep host times", lambda: measure_sweep_host(ctx, results)) or {}
+
+
+def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
+    """Fills `results` (already stamped) with every measurement; failures land in results["errors"].
+
+    This process never uses CUPTI. The CUPTI child (ctx.cupti_child) runs after the clean times; what comes
+    after it here (encode costs, the issue-like shape's sweep rows) is timed here, still without CUPTI."""
+    results.setdefault("errors", [])
+    timed = measure_clean(ctx, results)
+    note(f"[{CHILD_STEP}]")
+    child = run_cupti_child(ctx, results, timed)
+    timelines = merge_child(ctx, results, child)
+    results["encode_costs"] = run_step(results, "encode costs",
+                                       lambda: measure_encode_costs(ctx, results, (child or {}).get("encodes")))
     results["attribution"] = run_step(results, "attribution",
                                       lambda: measure_attribution(ctx, results, timelines)) or {}
-    results["tracing_cost"] = run_step(results, "tracing cost", lambda: measure_tracing_cost(ctx, results))
-    results["o0_vs_o3"] = o0_vs_o3(results)
-    results["sweep"] = run_step(results, "sweep", lambda: measure_sweep(ctx, results)) or []
-    residue = run_step(results, "CUPTI residue check", lambda: cupti_residue(ctx, results))
-    if residue is not None and results.get("tracing_cost") is not None:
-        results["tracing_cost"]["residue_check"] = residue
+    results["sweep"] = run_step(results, "sweep", lambda: assemble_sweep(ctx, results, timed, child or {})) or []
     results["issue_shape_ratios"] = issue_shape_ratios(results)
     results["candidates_625"] = run_step(results, "candidates", lambda: candidates_625(results, ctx.gpu)) or []
     results["targets"] = run_step(results, "targets", lambda: targets(results))
     return results
+
+
+# ---- The CUPTI child ----------------------------------------------------------------------------------
+
+
+class ChildFailed(RuntimeError):
+    """The CUPTI child process failed; `stderr_tail` is the end of what it wrote to stderr."""
+
+    def __init__(self, message: str, stderr_tail: str) -> None:
+        super().__init__(message)
+        self.stderr_tail = stderr_tail
+
+
+def child_request(ctx: Context, timed: dict[Shape, list[dict[str, Any]]]) -> dict[str, Any]:
+    """What the child needs beyond --m/--n/--k/--quick: the sweep shapes this process timed."""
+    return {"headline": ctx.headline.shape.as_dict(), "sweep_shapes": [s.as_dict() for s in timed]}
+
+
+def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
+    """Everything that needs CUPTI, in the child process. The tracing cost's "off" times come first, before
+    this process has used CUPTI at all; the residue check comes last, after all of it."""
+    if request.get("headline") != ctx.headline.shape.as_dict():
+        raise ValueError(f"the request's headline {request.get('headline')} is not this process's "
+                         f"{ctx.headline.shape.as_dict()}")
+    started = time.monotonic()
+    out: dict[str, Any] = {"pid": os.getpid(), "errors": []}
+    off = run_step(out, "tracing cost off (before any CUPTI use)", lambda: tracing_off(ctx, out)) or {}
+    out["tracing_cost"] = run_step(out, "tracing cost on", lambda: tracing_on(ctx, out, off))
+    out["counts"] = run_step(out, "counts", lambda: measure_counts(ctx, out)) or {}
+    out["encodes"] = run_step(out, "captured encodes", lambda: capture_encodes(ctx))
+    out["kernel_us"] = run_step(out, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
+    shapes = request.get("sweep_shapes") or []
+    out["sweep_kernel_us"] = run_step(out, "sweep kernel times", lambda: child_sweep_kernels(ctx, out, shapes)) or []
+    out["kernel_search"] = run_step(out, "kernel search", lambda: search_issue_shape(ctx)) or {}
+    timelines = run_step(out, "timelines", lambda: measure_timelines(ctx, out)) or {}
+    out["timelines"] = {variant: [list(r) for r in records] for variant, records in timelines.items()}
+    residue = run_step(out, "CUPTI residue check", lambda: cupti_residue(ctx, off))
+    if residue is not None and out["tracing_cost"] is not None:
+        out["tracing_cost"]["residue_check"] = residue
+    out["elapsed_s"] = time.monotonic() - started
+    return out
+
+
+def in_process_child(ctx: Context) -> ChildRunner:
+    """child_measure in this process, through JSON as from the real child. For the fakes only: on a GPU its
+    CUPTI use would slow every CUDA call this process makes afterwards."""
+    return lambda request: json.loads(json.dumps(jsonable(child_measure(ctx, request)), allow_nan=False))
+
+
+def child_command(args: argparse.Namespace, in_json: Path, out_json: Path) -> list[str]:
+    command = [sys.executable, "-m", "cutlass_overhead.report", "--cupti-child", str(in_json), str(out_json),
+               "--m", str(args.m), "--n", str(args.n), "--k", str(args.k)]
+    return command + (["--quick"] if args.quick else [])
+
+
+def _text(stream: str | bytes | None) -> str:
+    return stream.decode(errors="replace") if isinstance(stream, bytes) else stream or ""
+
+
+def run_child_process(command: Sequence[str], out_json: Path) -> dict[str, Any]:
+    """Runs the child to completion, relays its stderr (its step notes) and reads its output."""
+    try:
+        done = subprocess.run(list(command), capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired as error:
+        raise ChildFailed(f"timed out after {CHILD_TIMEOUT_S} s", _text(error.stderr)[-STDERR_TAIL_CHARS:]) from error
+    except OSError as error:
+        raise ChildFailed(f"could not start: {error}", "") from error
+    sys.stderr.write(done.stderr)
+    tail = done.stderr[-STDERR_TAIL_CHARS:]
+    if done.returncode != 0:
+        raise ChildFailed(f"exited with status {done.returncode}", tail)
+    try:
+        output = json.loads(out_json.read_text())
+    except (OSError, ValueError) as error:
+        raise ChildFailed(f"left no readable output ({type(error).__name__}: {error})", tail) from error
+    if not isinstance(output, dict):
+        raise ChildFailed(f"wrote {type(output).__name__}, not an object", tail)
+    return output
+
+
+def subprocess_child(args: argparse.Namespace) -> ChildRunner:
+    """The CLI's runner: `python -m cutlass_overhead.report --cupti-child IN OUT` with this run's shape and plan."""
+
+    def run(request: dict[str, Any]) -> dict[str, Any]:
+        with tempfile.TemporaryDirectory(prefix="cutlass-overhead-cupti-") as tmp:
+            in_json, out_json = Path(tmp) / "request.json", Path(tmp) / "child.json"
+            in_json.write_text(json.dumps(request))
+            return run_child_process(child_command(args, in_json, out_json), out_json)
+
+    return run
+
+
+def call_child(runner: ChildRunner, request: dict[str, Any], results: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        return runner(request)
+    except ChildFailed as error:
+        tail = error.stderr_tail
+        record_error(results, CHILD_STEP, one_line(f"ChildFailed: {error}; its stderr ends: {tail[-1000:] or '-'}"),
+                     stderr_tail=tail)
+        return None
+
+
+def run_cupti_child(ctx: Context, results: dict[str, Any],
+                    timed: dict[Shape, list[dict[str, Any]]]) -> dict[str, Any] | None:
+    """The child's output, its own errors moved into results["errors"]; None if it failed as a whole."""
+    runner = ctx.cupti_child or in_process_child(ctx)
+    child = attempt(results, CHILD_STEP, lambda: call_child(runner, child_request(ctx, timed), results))
+    for error in (child or {}).get("errors") or []:  # the child printed them already
+        results["errors"].append({**error, "step": f"{CHILD_STEP}: {error.get('step')}"})
+    return child
+
+
+def child_where(child: dict[str, Any]) -> str:
+    pid = child.get("pid")
+    if pid == os.getpid():
+        return "this process (an in-process child: the fakes' way, never the CLI's)"
+    return f"a separate process (pid {pid})"
+
+
+def child_tracing_cost(child: dict[str, Any]) -> dict[str, Any] | None:
+    cost = child.get("tracing_cost")
+    if cost is None:
+        return None
+    method = (f"measured in {child_where(child)}: off before that process first used CUPTI, on with count_calls "
+              "active in it; residue_check: the same process after all its CUPTI use")
+    return {**cost, "method": method}
+
+
+def merge_child(ctx: Context, results: dict[str, Any], child: dict[str, Any] | None) -> dict[str, list[Record]]:
+    """Puts the child's measurements into results; returns its timelines for the attribution's nesting."""
+    child = child or {}
+    results["counts"] = child.get("counts") or {}
+    results["kernel_us"] = child.get("kernel_us")
+    results["kernel_search"] = child.get("kernel_search") or {}
+    timelines: dict[str, list[Record]] = {v: [tuple(r) for r in records]  # type: ignore[misc]
+                                          for v, records in (child.get("timelines") or {}).items()}
+    results["timeline"] = [{"variant": v, "calls": ctx.plan.timeline_calls, "records": relative_records(r)}
+                           for v, r in timelines.items()]
+    results["tracing_cost"] = child_tracing_cost(child)
+    where = child_where(child) if child else "nowhere: the child failed (see errors)"
+    results["processes"] = {
+        "report": "timings, torch.matmul, unit costs, sweep host and loop times, O0 vs O3, encode costs (on the "
+                  "child's captured inputs): this process, which never used CUPTI",
+        "cupti_child": f"counts, captured encodes, kernel times, kernel search, timelines, tracing cost: {where}",
+        "cupti_child_elapsed_s": child.get("elapsed_s")}
+    return timelines
 
 
 # ---- Stamp -----------------------------------------------------------------------------------------
@@ -1218,10 +1463,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--m", type=int, default=128, help="headline M (default 128, the seed's M128 config)")
     parser.add_argument("--n", type=int, default=4096, help="headline N (default 4096)")
     parser.add_argument("--k", type=int, default=4096, help="headline K (default 4096)")
+    parser.add_argument("--cupti-child", nargs=2, type=Path, metavar=("IN_JSON", "OUT_JSON"),
+                        help="internal: the report's CUPTI measurements, run by the report in a process of their own")
     return parser.parse_args(argv)
 
 
-def setup(args: argparse.Namespace, argv: Sequence[str] | None) -> tuple[Context, dict[str, Any]]:
+def make_context(args: argparse.Namespace) -> tuple[Context, Any, str, dict[str, Any]]:
+    """(context, torch, kernel kind, its status for the JSON); raises NoGpu when nothing can be measured."""
     torch = import_torch_with_gpu()
     kind, variants, status = choose_kernel(torch)
     stream = torch.cuda.Stream()
@@ -1230,19 +1478,41 @@ def setup(args: argparse.Namespace, argv: Sequence[str] | None) -> tuple[Context
     reason = kernel.unsupported(shape)
     if reason:
         raise NoGpu(reason)
-    w = kernel.make(shape)
-    ctx = Context(make_plan(args.quick), kernel, CuptiBackend(), w, torch.cuda.get_device_name(),
-                  make_torch_timer(stream))
-    return ctx, new_results(kind, status, stamp(torch, args.quick, argv), w)
+    ctx = Context(make_plan(args.quick), kernel, CuptiBackend(), kernel.make(shape), torch.cuda.get_device_name(),
+                  make_torch_timer(stream), subprocess_child(args))
+    return ctx, torch, kind, status
+
+
+def setup(args: argparse.Namespace, argv: Sequence[str] | None) -> tuple[Context, dict[str, Any]]:
+    ctx, torch, kind, status = make_context(args)
+    return ctx, new_results(kind, status, stamp(torch, args.quick, argv), ctx.headline)
+
+
+def no_gpu(error: Exception) -> int:
+    print(f"cutlass-overhead-report: {one_line(str(error))}", file=sys.stderr)
+    return 2
+
+
+def child_main(args: argparse.Namespace) -> int:
+    """--cupti-child IN_JSON OUT_JSON: child_measure on the request in IN_JSON, its output to OUT_JSON."""
+    try:
+        ctx = make_context(args)[0]
+    except (NoGpu, VariantUnavailable) as error:
+        return no_gpu(error)
+    in_json, out_json = args.cupti_child
+    out = child_measure(ctx, json.loads(in_json.read_text()))
+    out_json.write_text(json.dumps(jsonable(out), allow_nan=False) + "\n")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.cupti_child:
+        return child_main(args)
     try:
         ctx, results = setup(args, argv)
     except (NoGpu, VariantUnavailable) as error:
-        print(f"cutlass-overhead-report: {one_line(str(error))}", file=sys.stderr)
-        return 2
+        return no_gpu(error)
     started = time.monotonic()
     measure_all(ctx, results)
     results["elapsed_s"] = time.monotonic() - started
