@@ -110,7 +110,11 @@ def series_entries(path: Path) -> list[str]:
 
 
 def sha256_prefix(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    """sha256 (12 hex) of a patch's diff, from its first `diff --git` line: the mail header and commit
+    message do not change what was measured. The build (CMakeLists.txt) hashes the same bytes."""
+    text = path.read_bytes()
+    at = text.find(b"\ndiff --git ")
+    return hashlib.sha256(text[at:] if at >= 0 else text).hexdigest()[:12]
 
 
 def current_prefixes(patch_dir: Path, cutlass_version: str) -> tuple[Path, list[str], list[str]]:
