@@ -16,7 +16,20 @@ status=0
   > "$out/build.log" 2>&1 || { echo "build failed; see $out/build.log"; tail -40 "$out/build.log"; exit 1; }
 tail -3 "$out/build.log"
 
-CO_RESULTS_DIR="$out" python3 -m pytest tests/ -rs --cov=cutlass_overhead --cov-report=term 2>&1 | tee "$out/pytest.log" \
+# Each log starts with what it was measured on.
+stamp=$(python3 - <<'PY'
+import subprocess, cutlass_overhead as co, os
+info = co.build_info()
+smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                     capture_output=True, text=True).stdout.strip()
+print(f"# GPU, driver: {smi} | nvcc {info['nvcc_version']} | CUTLASS {info['cutlass_version']} "
+      f"({info['cutlass_origin']}) + {info['patch_series']} | {info['build_type']} | "
+      f"git {os.environ.get('CO_GIT_COMMIT', 'unknown')}")
+PY
+)
+echo "$stamp" > "$out/pytest.log"
+CO_RESULTS_DIR="$out" python3 -m pytest tests/ -rs --cov=cutlass_overhead --cov-report=term 2>&1 | tee -a "$out/pytest.log" \
   || status=1
+[ -f "$out/memcheck.log" ] && sed -i "1i $stamp" "$out/memcheck.log"
 python3 -m cutlass_overhead --out "$out" 2>&1 | tee "$out/report.log" || status=1
 exit $status
