@@ -446,6 +446,13 @@ class Site:
         files[f"{SITE_DATA_DIR}/results.json"] = (self.results_dir / "results.json").read_bytes()
         for name, path in self.logs.items():
             files[f"{SITE_DATA_DIR}/{name}"] = path.read_bytes()
+        # Other committed runs (e.g. against another CUTLASS) are published as they are, for pages to link.
+        committed = self.repo / "docs" / "results"
+        others = [p for p in committed.iterdir() if p.is_dir() and p.name != "h200"] if committed.is_dir() else []
+        for other in sorted(others):
+            for path in sorted(other.iterdir()):
+                if path.is_file():
+                    files[f"{SITE_DATA_DIR}/{other.name}/{path.name}"] = path.read_bytes()
         return files
 
     def phase_order(self) -> list[str]:
