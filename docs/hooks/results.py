@@ -164,39 +164,23 @@ def load_results(results_dir: Path, patch_dir: Path) -> dict[str, Any]:
     return results
 
 
-def load_plots_module(repo: Path) -> ModuleType | None:
-    """python/cutlass_overhead/plots.py, loaded from the file (it needs no compiled module); None if absent."""
+def load_plots_module(repo: Path) -> ModuleType:
+    """python/cutlass_overhead/plots.py, loaded from the file: it needs no compiled module, and the site uses
+    its API grouping and phase order so tables and plots agree."""
     path = repo / "python" / "cutlass_overhead" / "plots.py"
-    if not path.exists():
-        return None
     spec = importlib.util.spec_from_file_location("_co_docs_plots", path)
     if spec is None or spec.loader is None:
-        return None
+        raise RuntimeError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception:  # noqa: BLE001 -- a broken plots module means: use the committed PNGs
-        return None
+    spec.loader.exec_module(module)
     return module
 
 
-def api_grouper(plots: ModuleType | None) -> Callable[[str, str | None], str]:
-    if plots is not None and hasattr(plots, "api_group"):
-        return plots.api_group
-    return lambda api, domain=None: "other driver calls" if domain == "driver" else "other runtime calls"
+def api_grouper(plots: ModuleType) -> Callable[[str, str | None], str]:
+    return plots.api_group
 
 
 # ---- Derived values -------------------------------------------------------------------------------
-
-
-def phase_order(results: dict[str, Any]) -> list[str]:
-    """Phases in the report's order (plots.phase_order's rule; used when plots.py cannot be loaded)."""
-    seen: dict[str, None] = {}
-    for timing in (results.get("timings") or {}).values():
-        seen.update(dict.fromkeys(timing.get("phase_us") or {}))
-    for entry in (results.get("counts") or {}).values():
-        seen.update(dict.fromkeys(entry.get("per_call") or {}))
-    return list(seen)
 
 
 def group_counts(per_api: dict[str, float], domains: dict[str, str], group_of: Callable[..., str]) -> dict[str, float]:
@@ -429,7 +413,7 @@ class Site:
     def _pngs(self, regenerate: bool) -> dict[str, bytes]:
         """PNG name -> bytes: made from the JSON by plots.py when it loads and matplotlib is there, else the
         PNGs next to the JSON."""
-        if regenerate and self.plots is not None and importlib.util.find_spec("matplotlib") is not None:
+        if regenerate and importlib.util.find_spec("matplotlib") is not None:
             with tempfile.TemporaryDirectory(prefix="co-docs-plots-") as tmp:
                 made = {p.name: p.read_bytes() for p in map(Path, self.plots.make_plots(self.results, tmp))}
             if all(name in made for name in PLOTS):
@@ -456,7 +440,7 @@ class Site:
         return files
 
     def phase_order(self) -> list[str]:
-        return (self.plots.phase_order if hasattr(self.plots, "phase_order") else phase_order)(self.results)
+        return self.plots.phase_order(self.results)
 
     # -- values --
 

@@ -436,15 +436,20 @@ def per_call_counts(ctx: Context, w: Workload, variant: str, mode: str) -> dict[
     return counts_entry(count_difference(more, fewer), n)
 
 
-def measure_counts(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
-    counts: dict[str, Any] = {}
-    for variant, mode in COUNT_KEYS:
+def measure_each(ctx: Context, results: dict[str, Any], keys: Sequence[tuple[str, str]], label: str,
+                 measure: Callable[[str, str], dict[str, Any]]) -> dict[str, Any]:
+    """measure(variant, mode) for each built variant in `keys`, keyed "variant/mode"; failures are recorded."""
+    out: dict[str, Any] = {}
+    for variant, mode in keys:
         if variant in ctx.kernel.variants:
-            entry = attempt(results, f"counts {key_of(variant, mode)}",
-                            lambda: per_call_counts(ctx, ctx.headline, variant, mode))
+            entry = attempt(results, f"{label} {key_of(variant, mode)}", lambda: measure(variant, mode))
             if entry is not None:
-                counts[key_of(variant, mode)] = entry
-    return counts
+                out[key_of(variant, mode)] = entry
+    return out
+
+
+def measure_counts(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
+    return measure_each(ctx, results, COUNT_KEYS, "counts", lambda v, m: per_call_counts(ctx, ctx.headline, v, m))
 
 
 # ---- 2. timings ----------------------------------------------------------------------------------
@@ -475,13 +480,7 @@ def median_bench(ctx: Context, w: Workload, variant: str, mode: str, sync: bool 
 
 
 def measure_timings(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
-    timings: dict[str, Any] = {}
-    for variant, mode in TIMING_KEYS:
-        if variant in ctx.kernel.variants:
-            entry = attempt(results, f"timings {key_of(variant, mode)}",
-                            lambda: median_bench(ctx, ctx.headline, variant, mode))
-            if entry is not None:
-                timings[key_of(variant, mode)] = entry
+    timings = measure_each(ctx, results, TIMING_KEYS, "timings", lambda v, m: median_bench(ctx, ctx.headline, v, m))
     synced = attempt(results, f"timings {SYNC_KEY}", lambda: median_bench(ctx, ctx.headline, "original", "seed", True))
     if synced is not None:
         timings[SYNC_KEY] = synced
