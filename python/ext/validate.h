@@ -6,6 +6,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -88,28 +89,8 @@ inline void expect_cuda(Array const& x, char const* name, int32_t* device_id) {
   }
 }
 
-// No GPU, wrong GPU, wrong architecture: checked last, so the checks above also run without a GPU.
-inline void expect_gpu(int32_t device_id, char const* built_archs, char const* what) {
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    throw std::runtime_error(std::string("no CUDA GPU is visible (cudaGetDeviceCount: ") + cudaGetErrorName(e) +
-                             "); " + what + " needs one");
-  }
-  int current = -1;
-  if (cudaGetDevice(&current) != cudaSuccess) {
-    cudaGetLastError();
-    throw std::runtime_error("cudaGetDevice failed");
-  }
-  if (device_id != current) {
-    fail_value("operands are on cuda:" + std::to_string(device_id) + " but the current device is cuda:" +
-               std::to_string(current) + "; call torch.cuda.set_device(" + std::to_string(device_id) + ") first");
-  }
-  int major = 0, minor = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, current);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, current);
-  std::string cc = std::to_string(major * 10 + minor);
+// Throws unless compute capability `cc` (e.g. "90") is in the comma-separated build list ("90a,100a").
+inline void expect_built_arch(int device, std::string const& cc, char const* built_archs, char const* what) {
   std::string archs = built_archs;
   // SASS built for sm_XYa runs only on compute capability X.Y exactly.
   size_t pos = 0;
@@ -122,10 +103,46 @@ inline void expect_gpu(int32_t device_id, char const* built_archs, char const* w
     pos = end + 1;
   }
   cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, current);
+  cudaGetDeviceProperties(&prop, device);
   throw std::runtime_error(std::string(what) + " in this build runs on sm_" + archs + " only; cuda:" +
-                           std::to_string(current) + " is " + prop.name + " (sm_" + cc +
+                           std::to_string(device) + " is " + prop.name + " (sm_" + cc +
                            "). Rebuild with CO_CUDA_ARCHS including " + cc + "a, or use a matching GPU.");
+}
+
+// Devices whose architecture this module has already accepted: a device's compute capability does not
+// change, so after the first call only the current-device check (one cudaGetDevice) stays per call.
+inline std::atomic<bool>& device_accepted(int device) {
+  static std::atomic<bool> accepted[64] = {};
+  return accepted[device & 63];
+}
+
+// No GPU, wrong GPU, wrong architecture: checked last, so the checks above also run without a GPU.
+inline void expect_gpu(int32_t device_id, char const* built_archs, char const* what) {
+  bool known = device_id >= 0 && device_id < 64 && device_accepted(device_id).load(std::memory_order_acquire);
+  if (!known) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+      cudaGetLastError();
+      throw std::runtime_error(std::string("no CUDA GPU is visible (cudaGetDeviceCount: ") + cudaGetErrorName(e) +
+                               "); " + what + " needs one");
+    }
+  }
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error("cudaGetDevice failed");
+  }
+  if (device_id != current) {
+    fail_value("operands are on cuda:" + std::to_string(device_id) + " but the current device is cuda:" +
+               std::to_string(current) + "; call torch.cuda.set_device(" + std::to_string(device_id) + ") first");
+  }
+  if (known) return;
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, current);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, current);
+  expect_built_arch(current, std::to_string(major * 10 + minor), built_archs, what);
+  if (current < 64) device_accepted(current).store(true, std::memory_order_release);
 }
 
 inline cudaStream_t as_stream(uintptr_t handle) { return reinterpret_cast<cudaStream_t>(handle); }
