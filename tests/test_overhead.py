@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import cutlass_overhead as co
-from cutlass_overhead.trace import ENTRY_POINT_LOOKUPS, TMA_ENCODES, CallCounts, count_calls
+from cutlass_overhead.trace import DRIVER_VERSION_QUERIES, ENTRY_POINT_LOOKUPS, TMA_ENCODES, CallCounts, count_calls
 
 # bf16 has an 8-bit significand: D is rounded once, and fp32 accumulation order may move it by one ulp.
 BF16_RTOL = 2.0 ** -7
@@ -65,7 +65,7 @@ def test_overhead_patched_steady_state_counts(torch_sm90: Any) -> None:
     counts = counted(operands(torch_sm90, 128, 4096, 4096), "patched")
     assert per_call(counts, *ENTRY_POINT_LOOKUPS) == 0
     assert per_call(counts, *TMA_ENCODES) == 0
-    assert per_call(counts, "cudaDriverGetVersion", "cuDriverGetVersion") == 0
+    assert per_call(counts, *DRIVER_VERSION_QUERIES) == 0
     # The zero-size workspace no longer calls cudaMalloc.
     assert per_call(counts, "cudaMalloc") == 0
     # run(args) with the arguments initialize() just saw does not rebuild Params or set attributes again.

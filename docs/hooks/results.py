@@ -626,13 +626,6 @@ class Site:
                 return entry["domains"][api]
         return "driver" if api.startswith("cu") and not api.startswith("cuda") else "runtime"
 
-    def table_counts_by_api(self) -> str:
-        counts = self._counts()
-        keys = [k for k in COUNT_COLUMNS if k in counts]
-        apis = sorted({a for k in keys for a in counts[k]["totals"]})
-        rows = [[f"`{a}`", self._domain(a)] + [count_cell(counts[k]["totals"].get(a)) for k in keys] for a in apis]
-        return md_table(["API", "domain", *(SHORT.get(k, k) for k in keys)], rows, numeric_from=2)
-
     def table_patch_counts(self) -> str:
         counts = self._counts()
         before, after = counts["original/seed"]["totals"], self.need("counts", "patched/seed")["totals"]

@@ -71,10 +71,6 @@ def phase_color(results: Results, phase: str) -> Any:
     return colormaps["Set2"](order.index(phase) % 8 if phase in order else 7)
 
 
-def short(text: str, width: int = 40) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def footer(results: Results) -> str:
     s = results.get("stamp") or {}
     commit = s.get("git_commit") or "unknown commit"
