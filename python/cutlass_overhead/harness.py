@@ -1,0 +1,108 @@
+"""The one timing harness: every timed quantity is a set of samples taken in interleaved rounds.
+
+Why rounds: host time per call drifts within a process (clock boost, caches, other tenants). Timing
+variant A for a minute and then variant B turns that drift into a fake difference. Here every round runs
+each block once, in a fresh seeded order, so drift hits all blocks alike; a ratio is taken per round
+(A_i / B_i) and summarized, never as a ratio of two medians.
+
+Why a noise floor: the same block is run twice per round under two names; the spread of that A/A ratio
+is the smallest effect this run can resolve, and is published beside every ratio.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# The second name of the block that is timed twice per round for the noise floor.
+NOISE_TWIN_SUFFIX = "#twin"
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Median and interquartile range of samples (any unit; ratios are unitless)."""
+
+    median: float
+    q1: float
+    q3: float
+    n: int
+
+    @property
+    def iqr(self) -> float:
+        return self.q3 - self.q1
+
+    def as_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def spread(samples: Sequence[float]) -> Spread:
+    """Median and quartiles (inclusive method, so one sample gives q1 = median = q3)."""
+    if not samples:
+        raise ValueError("spread() needs at least one sample")
+    values = sorted(samples)
+    if len(values) == 1:
+        return Spread(values[0], values[0], values[0], 1)
+    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return Spread(q2, q1, q3, len(values))
+
+
+def interleaved(blocks: Mapping[str, Callable[[], float]], rounds: int, seed: int = 0,
+                noise_block: str | None = None) -> dict[str, list[float]]:
+    """Runs every block once per round, in a seeded random order per round; returns each block's samples.
+
+    A block returns one sample (e.g. host us per call over its own inner loop). With `noise_block`, that
+    block also runs under the name `noise_block + NOISE_TWIN_SUFFIX`, for `noise_floor()`.
+    """
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    if noise_block is not None and noise_block not in blocks:
+        raise ValueError(f"noise block {noise_block!r} is not one of the blocks")
+    schedule = dict(blocks)
+    if noise_block is not None:
+        schedule[noise_block + NOISE_TWIN_SUFFIX] = blocks[noise_block]
+    rng = random.Random(seed)
+    samples: dict[str, list[float]] = {name: [] for name in schedule}
+    names = list(schedule)
+    for _ in range(rounds):
+        rng.shuffle(names)
+        for name in names:
+            samples[name].append(float(schedule[name]()))
+    return samples
+
+
+def ratio(samples: Mapping[str, Sequence[float]], numerator: str, denominator: str) -> Spread:
+    """numerator / denominator, computed round by round."""
+    num, den = samples[numerator], samples[denominator]
+    if len(num) != len(den):
+        raise ValueError(f"{numerator} has {len(num)} rounds, {denominator} {len(den)}: not interleaved together")
+    return spread([a / b for a, b in zip(num, den)])
+
+
+def noise_floor(samples: Mapping[str, Sequence[float]], noise_block: str) -> Spread:
+    """The A/A ratio of the block timed twice per round: the smallest effect this run resolves."""
+    return ratio(samples, noise_block, noise_block + NOISE_TWIN_SUFFIX)
+
+
+class Quantities:
+    """Each measured quantity under one key, once. Recording a key twice is an error: one quantity, one
+    number, wherever it is shown."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, dict[str, Any]] = {}
+
+    def record(self, key: str, value: Spread, unit: str, **context: Any) -> None:
+        if key in self._values:
+            raise KeyError(f"quantity {key!r} was already measured in this run")
+        self._values[key] = {**value.as_dict(), "unit": unit, **context}
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._values
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        return self._values[key]
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        return dict(self._values)
