@@ -4,44 +4,11 @@
 
 #include <cuda_runtime_api.h>
 
-#include <array>
 #include <cstddef>
-#include <stdexcept>
-#include <string>
 
-#include "co_trace.h"
+#include "bench.h"
 
 namespace co {
-
-// How a benchmark calls the GEMM.
-enum class Mode : int {
-  kSeed = 0,        // the seed's pattern every call: Gemm, args, workspace, can_implement, initialize, run(args)
-  kInitializeRun,   // the same, but gemm.run(stream) instead of gemm.run(args, ...): one initialize per call
-  kFloor,           // CUTLASS's own floor: initialize once, then gemm.run(stream) per call
-  kGraph,           // the floor's launch captured once into a CUDA graph, cudaGraphLaunch per call
-  kBareLaunch,      // an empty kernel with a parameter block of sizeof(Gemm::Params): the launch floor
-};
-
-struct BenchOptions {
-  Mode mode = Mode::kSeed;
-  int iterations = 1000;
-  int warmup = 20;
-  bool sync_each_call = false;  // cudaStreamSynchronize after every call (a call that synchronizes)
-  cudaStream_t stream = nullptr;
-};
-
-struct BenchResult {
-  int iterations = 0;
-  double host_ns_per_call = 0;  // loop start to the last call's return, nothing waited for
-  double loop_ns_per_iter = 0;  // loop start to the stream drained
-  double gpu_ns_per_iter = 0;   // cudaEvent span of the loop on the stream
-  std::array<double, static_cast<int>(Phase::kCount)> phase_ns_per_call{};
-};
-
-class CutlassError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 namespace sm90 {
 // D(M,N) = alpha * A(M,K) @ B(N,K)^T + beta * C(M,N); bf16, A/C/D row-major, B column-major (K-major).

@@ -57,7 +57,7 @@ ISSUE = "NVIDIA/cutlass#3003"
 ISSUE_KERNEL_US = 91.0
 ISSUE_LOOP_US = 625.0
 
-# repro/gemm_api.h, enum class Mode.
+# measure/bench/bench.h, enum class Mode.
 MODES: dict[str, int] = {"seed": 0, "initialize_run": 1, "floor": 2, "graph": 3, "bare_launch": 4}
 
 COUNT_KEYS: tuple[tuple[str, str], ...] = (
@@ -74,7 +74,7 @@ SWEEP_CONFIGS: tuple[tuple[str, str, bool], ...] = (
     ("original", "seed", False), ("patched", "seed", False), ("original", "floor", False),
     ("original", "seed", True))
 
-# Unit-cost probes (python/ext/trace/unit_costs.cu) that price an API of the same name.
+# Unit-cost probes (measure/trace/unit_costs.cu) that price an API of the same name.
 SAME_NAMED_PROBES: tuple[str, ...] = (
     "cudaGetDriverEntryPointByVersion", "cudaGetDriverEntryPoint", "cudaDriverGetVersion",
     "cuDriverGetVersion", "cudaGetDevice", "cudaGetLastError")

@@ -1,5 +1,5 @@
-// One benchmark loop for every GEMM variant and mode (see Mode in gemm_api.h). Included by the
-// variant's .cu after its CUTLASS types, so it compiles against the same CUTLASS tree.
+// One benchmark loop for every GEMM variant and mode (see Mode in bench.h). Included by the
+// variant's .cu (repro/) after its CUTLASS types, so it compiles against the same CUTLASS tree.
 #pragma once
 
 #include <chrono>
@@ -8,7 +8,7 @@
 #include "cutlass/cutlass.h"
 #include "cutlass/util/device_memory.h"
 
-#include "gemm_api.h"
+#include "bench.h"
 #include "phase.hpp"
 
 // The seed calls CUTLASS_CHECK; in a library it must throw (examples' version calls exit()).
