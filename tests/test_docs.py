@@ -130,11 +130,18 @@ def test_stale_results_fail_the_build_unless_allowed_and_then_every_page_says_so
 
 
 @needs_mkdocs
-def test_a_key_a_page_uses_and_the_json_lacks_fails_the_build(copy: Path, tmp_path: Path) -> None:
-    edit_results(copy, "r", lambda r: r["timings"].pop("original/graph"))
+@pytest.mark.parametrize("path", [("timings", "original/graph"), ("nvfp4_status",)], ids=["filtered", "plain"])
+def test_a_key_a_page_uses_and_the_json_lacks_fails_the_build(copy: Path, tmp_path: Path, path: tuple[str, ...]) -> None:
+    """A value shown through a unit filter, and one shown as it is (only strict undefined catches that one)."""
+    def drop(results: dict[str, Any]) -> None:
+        node = results
+        for key in path[:-1]:
+            node = node[key]
+        del node[path[-1]]
+    edit_results(copy, "r", drop)
     done = mkdocs_build(copy, tmp_path / "site", allow_stale=False)
     assert done.returncode != 0
-    assert "original/graph" in done.stdout + done.stderr
+    assert path[-1] in done.stdout + done.stderr
 
 
 @needs_mkdocs
