@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "bench.h"
 
@@ -41,6 +42,13 @@ struct Operands {
   int m = 0, n = 0, k = 0;
   bool silu = false;
 };
+// Bytes of one operand's scale factors in CUTLASS's Sm1xx block-scaled layout: one ue4m3 per 16
+// elements of K, stored in tiles of 128 rows x 4 scale columns (rows and K/16 padded up to those).
+// The one statement of this formula: the modules check with it, Python allocates with it
+// (cutlass_overhead._device.nvfp4_scale_bytes), the probe allocates with it.
+constexpr int64_t scale_bytes(int64_t rows, int64_t k) {
+  return (rows + 127) / 128 * 128 * ((k / 16 + 3) / 4 * 4);
+}
 // Which seed config the M-based dispatch picks, and whether this build instantiated it.
 char const* config_name(int m);
 bool config_built(int m, bool silu, bool bias);

@@ -28,8 +28,6 @@ void* device_bytes(size_t n, int fill) {
   return p;
 }
 
-size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,8 +59,8 @@ int main(int argc, char** argv) {
   ops.m = m, ops.n = n, ops.k = k;
   ops.a = device_bytes(size_t(m) * k / 2, 0x22);
   ops.b = device_bytes(size_t(n) * k / 2, 0x22);
-  ops.scales_a = device_bytes(round_up(m, 128) * round_up(k / 16, 4), 0x38);
-  ops.scales_b = device_bytes(round_up(n, 128) * round_up(k / 16, 4), 0x38);
+  ops.scales_a = device_bytes(co::nvfp4::scale_bytes(m, k), 0x38);
+  ops.scales_b = device_bytes(co::nvfp4::scale_bytes(n, k), 0x38);
   ops.out = device_bytes(size_t(m) * n * 2, 0);
   std::printf("NVFP4 %s, M=%d N=%d K=%d, Params %zu bytes, workspace %zu bytes\n", co::nvfp4::config_name(m), m, n,
               k, co::nvfp4::params_bytes(m), co::nvfp4::workspace_bytes(ops));
