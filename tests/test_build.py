@@ -125,8 +125,10 @@ def test_each_variant_loads_if_built_else_says_how_to_build_it(kind: str, varian
             how = "and CO_BUILD_EXPERIMENTS=ON"  # only the experiments can be missing from a 90a build
         assert how in reason, reason
     elif reason is not None:
-        # A built module may fail to load only where it calls the driver by name and no driver is installed.
-        assert _libcuda_missing() and "libcuda.so.1 could not be loaded" in reason, reason
+        # A built module may fail to load only if it calls the driver by name (the direct-call build, and
+        # CUTLASS 4.3.x's unpatched cuDriverGetVersion) and this machine has no driver.
+        calls_driver = variant == "direct" or (_build_info.CUTLASS_VERSION.startswith("4.3.") and variant != "patched")
+        assert calls_driver and _libcuda_missing() and "libcuda.so.1 could not be loaded" in reason, reason
     else:
         module = co.load(kind, variant)
         assert (module.variant, module.built_archs.split(",")) == (variant, [a for a in _build_info.CUDA_ARCHS

@@ -46,11 +46,11 @@ def texts(fig: Any) -> list[str]:
 
 
 def bar_tops(ax: Any) -> list[float]:
-    """The height of each bar stack, left to right (bars at one x summed)."""
+    """The top of each bar stack, left to right: where its highest segment ends (segments must stack)."""
     tops: dict[float, float] = {}
     for patch in ax.patches:
         x = round(patch.get_x() + patch.get_width() / 2, 6)
-        tops[x] = tops.get(x, 0.0) + patch.get_height()
+        tops[x] = max(tops.get(x, 0.0), patch.get_y() + patch.get_height())
     return [tops[x] for x in sorted(tops)]
 
 
@@ -102,6 +102,7 @@ def test_counts_plot_shows_the_counts_per_phase_and_group() -> None:
     # 3 + 3 + 3 + 1 API calls per GEMM call for each of the two keys, split by phase on the left.
     assert bar_tops(left) == pytest.approx([10.0, 10.0])
     assert bar_tops(right) == pytest.approx([10.0, 10.0])
+    assert [t.get_text() for t in left.texts] == ["10", "10"]  # the total written on each bar
     assert [t.get_text() for t in left.get_xticklabels()] == ["original/seed", "patched/seed"]
     assert {t.get_text() for t in left.get_legend().get_texts()} == {"initialize", "run"}
     assert {t.get_text() for t in right.get_legend().get_texts()} == {

@@ -51,6 +51,16 @@ def test_report_without_gpu_exits_2_with_one_line(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_python_dash_m_is_the_report_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import runpy
+
+    monkeypatch.setattr(sys, "argv", ["cutlass_overhead", "--help"])
+    with pytest.raises(SystemExit) as done:
+        runpy.run_module("cutlass_overhead", run_name="__main__")
+    assert done.value.code == 0
+    assert "cutlass-overhead-report" in capsys.readouterr().out
+
+
 # ---- The measurement pipeline, on a fake GPU (tests/fakes.py) ------------------------------------------
 
 

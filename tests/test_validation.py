@@ -60,6 +60,15 @@ def test_beta_needs_c() -> None:
         call_sm90(sm90_ops(c=None), beta=1.0)
 
 
+def test_stream_handle_reads_every_stream_kind() -> None:
+    from types import SimpleNamespace
+
+    assert co.stream_handle(None) == 0 and co.stream_handle(7) == 7
+    assert co.stream_handle(SimpleNamespace(__cuda_stream__=lambda: (0, 11))) == 11  # CUDA stream protocol
+    assert co.stream_handle(SimpleNamespace(cuda_stream=12)) == 12  # torch.cuda.Stream
+    assert co.stream_handle(SimpleNamespace(ptr=13)) == 13  # cupy.cuda.Stream
+
+
 def test_unknown_variant_and_stream() -> None:
     with pytest.raises(ValueError, match="unknown variant"):
         co.run_sm90_gemm(None, None, None, None, variant="fast")
