@@ -15,6 +15,11 @@
 #   LABEL         name of the tree in the log (default: the CUTLASS version)
 #   JOBS          parallel compiles (default: nproc)
 #   BREAK_CHECKS  1 (default) or 0
+#   PHASE         all (default), build (make the trees and binaries in WORK_DIR and stop) or run
+#                 (run the binaries a build phase left in WORK_DIR, e.g. copied to a GPU machine)
+#   WORK_DIR      where the trees and binaries go (default: a temporary directory, removed at the end
+#                 unless PHASE=build or KEEP_WORK=1)
+#   REPO_COMMIT   the repository commit to stamp (default: git rev-parse HEAD)
 #   NVCC, CUDA_ARCH (sm_90a), GTEST_INCLUDE (if gtest/gtest.h is not on the default include path),
 #   GTEST_LIB (/usr/lib/x86_64-linux-gnu), EXTRA_LDFLAGS,
 #   CURAND_INCLUDE (directory of curand_kernel.h, if the CUDA toolkit has none), EXTRA_NVCC_FLAGS
@@ -44,7 +49,12 @@ if [ -z "${SERIES:-}" ]; then
 fi
 label=${LABEL:-$version}
 log=$out/cutlass-unit-tests-$label.log
-work=$(mktemp -d "${TMPDIR:-/tmp}/cutlass-unit-tests.XXXXXX")
+PHASE=${PHASE:-all}
+if [ -n "${WORK_DIR:-}" ]; then
+  mkdir -p "$WORK_DIR" && work=$(cd "$WORK_DIR" && pwd)
+else
+  work=$(mktemp -d "${TMPDIR:-/tmp}/cutlass-unit-tests.XXXXXX")
+fi
 mapfile -t patches < <(grep -v '^\s*\(#\|$\)' "$patch_dir/$SERIES")
 
 say() { echo "$*" | tee -a "$log"; }
@@ -60,20 +70,30 @@ tests_only() { ! grep '^diff --git a/' "$1" | grep -qv '^diff --git a/test/'; }
 #
 # Stamp
 #
-: > "$log"
-say "# cutlass-unit-tests.sh $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-gpus=$(nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/null | paste -sd';')
-say "# GPU (index, name, driver): ${gpus:-none found}"
-say "# CUDA: $($NVCC --version | tail -1); the driver supports CUDA $(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: \([0-9.]*\).*/\1/p' | head -1)"
-cutlass_rev=""
-[ -d "$src/.git" ] || [ -f "$src/.git" ] && cutlass_rev=" git $(git -C "$src" describe --tags --always --dirty 2>/dev/null)"
-say "# CUTLASS: $label (version.h $version)$cutlass_rev, from $src"
-say "# series: patch/$SERIES"
-for p in "${patches[@]}"; do say "#   $p  diff sha256 $(diff_sha "$patch_dir/$p")"; done
-repo_rev=$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-[ -n "$(git -C "$repo" status --porcelain -- patch scripts 2>/dev/null)" ] && repo_rev="$repo_rev (patch/ or scripts/ modified)"
-say "# repository: $repo_rev"
-say "# nvcc flags: -std=c++17 -arch=$CUDA_ARCH -O3 -DNDEBUG ${EXTRA_NVCC_FLAGS:-}; jobs $JOBS"
+stamp_machine() {
+  local gpus
+  gpus=$(nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>/dev/null | paste -sd';')
+  say "# $1 on $(hostname): $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  say "# GPU (index, name, driver): ${gpus:-none found}"
+  say "# CUDA: $($NVCC --version | tail -1); the driver supports CUDA $(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: \([0-9.]*\).*/\1/p' | head -1)"
+}
+if [ "$PHASE" != run ]; then
+  : > "$log"
+  say "# cutlass-unit-tests.sh, PHASE=$PHASE"
+  stamp_machine build
+  cutlass_rev=""
+  [ -d "$src/.git" ] || [ -f "$src/.git" ] && cutlass_rev=" git $(git -C "$src" describe --tags --always --dirty 2>/dev/null)"
+  say "# CUTLASS: $label (version.h $version)$cutlass_rev, from $src"
+  say "# series: patch/$SERIES"
+  for p in "${patches[@]}"; do say "#   $p  diff sha256 $(diff_sha "$patch_dir/$p")"; done
+  repo_rev=${REPO_COMMIT:-$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+  [ -z "${REPO_COMMIT:-}" ] && [ -n "$(git -C "$repo" status --porcelain -- patch scripts 2>/dev/null)" ] && repo_rev="$repo_rev (patch/ or scripts/ modified)"
+  say "# repository: $repo_rev"
+  say "# nvcc flags: -std=c++17 -arch=$CUDA_ARCH -O3 -DNDEBUG ${EXTRA_NVCC_FLAGS:-}; jobs $JOBS"
+else
+  say ""
+  stamp_machine run
+fi
 
 #
 # Trees: a git copy of the needed part of CUTLASS, the series applied with git am.
@@ -159,6 +179,7 @@ add_series_binaries() {
     test/unit/gemm/device/sm90_gemm_universal_adapter_stream_k.cu
 }
 
+if [ "$PHASE" != run ]; then
 gemm=test/unit/gemm/device
 checks=()   # "tree|binary|gtest filter|tests expected to fail (space separated)|what is broken"
 
@@ -215,6 +236,18 @@ start=$(date +%s)
 xargs -d '\n' -P "$JOBS" -I CMD bash -c CMD < "$compiles" 2>&1 | tee -a "$log"
 xargs -d '\n' -P "$JOBS" -I CMD bash -c CMD < "$links" 2>&1 | tee -a "$log"
 say "build: $(( $(date +%s) - start )) s"
+printf '%s\n' "${binaries[@]}" > "$work/binaries.txt"
+printf '%s\n' "${checks[@]}" > "$work/checks.txt"
+echo "$BREAK_CHECKS" > "$work/break_checks.txt"
+fi   # PHASE != run
+
+if [ "$PHASE" = build ]; then
+  say "build phase done: $work"
+  exit 0
+fi
+mapfile -t binaries < "$work/binaries.txt"
+mapfile -t checks < <(grep -v '^$' "$work/checks.txt")
+BREAK_CHECKS=$(cat "$work/break_checks.txt")
 
 #
 # Run
