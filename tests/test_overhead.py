@@ -65,16 +65,18 @@ def test_overhead_original_counts_match_the_source_reading(torch_sm90: Any) -> N
 
 
 def test_overhead_patched_steady_state_counts(torch_sm90: Any) -> None:
+    """Patch series v2 (patch/0001..0007): lookups resolved once, no cudaMalloc for the empty workspace, the
+    smem attribute set once per kernel and context, NonPortableClusterSizeAllowed only for clusters above 8
+    CTAs (this one is 2x1x1), and run(args) reusing the Params initialize() just built. initialize() still
+    encodes its 4 descriptors: the series keeps no descriptor cache."""
     counts = counted(operands(torch_sm90, 128, 4096, 4096), "patched")
     assert per_call(counts, *ENTRY_POINT_LOOKUPS) == 0
-    assert per_call(counts, *TMA_ENCODES) == 0
     assert per_call(counts, *DRIVER_VERSION_QUERIES) == 0
-    # The zero-size workspace no longer calls cudaMalloc.
+    assert per_call(counts, *TMA_ENCODES, phase=Phase.initialize) == 4
+    assert per_call(counts, *TMA_ENCODES, phase=Phase.run) == 0
     assert per_call(counts, "cudaMalloc") == 0
-    # run(args) with the arguments initialize() just saw does not rebuild Params or set attributes again.
-    assert per_call(counts, "cudaFuncSetAttribute", phase=Phase.initialize) == 1
-    assert per_call(counts, "cudaFuncSetAttribute", phase=Phase.run) == 1
-    assert per_call(counts, "cudaLaunchKernelExC") == 1
+    assert per_call(counts, "cudaFuncSetAttribute") == 0
+    assert per_call(counts, "cudaLaunchKernelExC", phase=Phase.run) == 1
 
 
 def test_overhead_floor_calls_only_the_launch_and_its_attribute(torch_sm90: Any) -> None:
@@ -131,41 +133,32 @@ def test_overhead_patched_equals_original_bitwise(torch_sm90: Any, m: int, n: in
     torch.testing.assert_close(reference.float(), expected, rtol=BF16_RTOL, atol=BF16_ATOL)
 
 
-def test_overhead_reencodes_exactly_what_changed(torch_sm90: Any) -> None:
+def test_overhead_patched_rebuilds_params_whenever_an_operand_changes(torch_sm90: Any) -> None:
+    """Every change of a pointer or of M, N or K gives the original build's result, with the 4 descriptors
+    encoded by initialize() and none by run(args): reused Params never serve another call's operands."""
     torch = torch_sm90
-    # Shapes no other test uses, so no earlier descriptor can satisfy these lookups.
-    m, n, k = 72, 264, 328
+    m, n, k = 72, 264, 328  # shapes no other test uses
     keep: list[Any] = []
     base = operands(torch, m, n, k, seed=11)
-    keep.append(base)
     gemm(base, "patched")
 
-    def encodes_for(ops: dict[str, Any]) -> int:
-        keep.append(ops)
+    def check(ops: dict[str, Any]) -> None:
+        keep.append(ops)  # keep buffers alive, so no address is reused by a later allocation
         with count_calls() as counts:
             out = gemm(ops, "patched").clone()
         ops["d"].fill_(float("nan"))
-        assert torch.equal(out, gemm(ops, "original")), "patched served a stale descriptor"
-        return counts.total(*TMA_ENCODES)
+        assert torch.equal(out, gemm(ops, "original")), "patched differs from original"
+        assert counts.total(*TMA_ENCODES, phase=Phase.initialize) == 4
+        assert counts.total(*TMA_ENCODES, phase=Phase.run) == 0
 
     fresh = operands(torch, m, n, k, seed=12)
-    assert encodes_for({**base, "a": fresh["a"]}) == 1
-    assert encodes_for({**base, "b": fresh["b"]}) == 1
-    assert encodes_for({**base, "c": fresh["c"]}) == 1
-    assert encodes_for({**base, "d": fresh["d"]}) == 1
-    new_m = operands(torch, m + 8, n, k, seed=13)
-    assert encodes_for({**new_m, "b": base["b"]}) == 3      # A, C, D
-    new_n = operands(torch, m, n + 8, k, seed=14)
-    assert encodes_for({**new_n, "a": base["a"]}) == 3      # B, C, D
-    new_k = operands(torch, m, n, k + 8, seed=15)
-    assert encodes_for({**new_k, "c": base["c"], "d": base["d"]}) == 2  # A, B
-
-    # Rotating A among three live buffers: first pass encodes each once, later passes hit, and every
-    # result matches the original build (a stale descriptor would read the wrong buffer).
-    rotation = [operands(torch, m, n, k, seed=20 + i)["a"] for i in range(3)]
-    for round_ in range(3):
-        for a in rotation:
-            assert encodes_for({**base, "a": a}) == (1 if round_ == 0 else 0)
+    for name in ("a", "b", "c", "d"):
+        check({**base, name: fresh[name]})
+    check({**operands(torch, m + 8, n, k, seed=13), "b": base["b"]})
+    check({**operands(torch, m, n + 8, k, seed=14), "a": base["a"]})
+    check({**operands(torch, m, n, k + 8, seed=15), "c": base["c"], "d": base["d"]})
+    for a in [operands(torch, m, n, k, seed=20 + i)["a"] for i in range(3)] * 2:
+        check({**base, "a": a})
 
 
 def test_overhead_threads_every_call_matches_serial(torch_sm90: Any) -> None:
