@@ -15,6 +15,7 @@
 #   LABEL         name of the tree in the log (default: the CUTLASS version)
 #   JOBS          parallel compiles (default: nproc)
 #   BREAK_CHECKS  1 (default) or 0
+#   CUTLASS_TMA_TESTS  1 (default): also build and run CUTLASS's own test/unit/cute/hopper TMA tests
 #   PHASE         all (default), build (make the trees and binaries in WORK_DIR and stop) or run
 #                 (run the binaries a build phase left in WORK_DIR, e.g. copied to a GPU machine)
 #   WORK_DIR      where the trees and binaries go (default: a temporary directory, removed at the end
@@ -167,6 +168,8 @@ add_binary() {
 
 add_series_binaries() {
   local t=$1 f
+  [ "${CUTLASS_TMA_TESTS:-1}" = 1 ] || say "note: CUTLASS_TMA_TESTS=0: CUTLASS's own cute/hopper TMA tests are not built"
+  [ "${CUTLASS_TMA_TESTS:-1}" = 1 ] &&
   for f in tma_load tma_store tma_mcast_load bulk_load bulk_store; do
     [ -f "$work/$t/test/unit/cute/hopper/$f.cu" ] && add_binary "$t" "cute_hopper_$f" "test/unit/cute/hopper/$f.cu"
   done
