@@ -22,8 +22,10 @@
 #                 unless PHASE=build or KEEP_WORK=1)
 #   REPO_COMMIT   the repository commit to stamp (default: git rev-parse HEAD)
 #   NVCC, CUDA_ARCH (sm_90a), GTEST_INCLUDE (if gtest/gtest.h is not on the default include path),
-#   GTEST_LIB (/usr/lib/x86_64-linux-gnu), EXTRA_LDFLAGS,
+#   GTEST_LIB (/usr/lib/x86_64-linux-gnu), EXTRA_LDFLAGS (e.g. -L to a stub libcuda.so where the
+#   build machine has no driver),
 #   CURAND_INCLUDE (directory of curand_kernel.h, if the CUDA toolkit has none), EXTRA_NVCC_FLAGS
+# Stopping one compile (a signal) ends the whole parallel queue: xargs stops on it.
 # Exit status: 0 when every test of the patched tree passed (skips allowed) and every expected
 # failure of the break checks happened.
 set -uo pipefail
