@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cutlass/cutlass.h"
+#include "cutlass/version.h"
 #include "cutlass/util/device_memory.h"
 
 #include "gemm_api.h"
@@ -39,10 +40,33 @@ struct ParamBlock {
 template <std::size_t N>
 __global__ void empty_kernel(__grid_constant__ ParamBlock<N> const) {}
 
+// call() recorded into a graph that is never launched (BenchOptions::capture_each_call).
+template <class Call>
+void call_captured(Call&& call, cudaStream_t stream) {
+  cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+  cudaGraph_t graph = nullptr;
+  try {
+    call();
+  } catch (...) {
+    cudaStreamEndCapture(stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    throw;
+  }
+  cuda_check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  cuda_check(cudaGraphDestroy(graph), "cudaGraphDestroy");
+}
+
 // Times `iterations` calls of `call()`; see BenchResult for what each number means.
 template <class Call>
-BenchResult time_loop(Call&& call, BenchOptions const& o) {
+BenchResult time_loop(Call&& plain_call, BenchOptions const& o) {
   using Clock = std::chrono::steady_clock;
+  auto call = [&] {
+    if (o.capture_each_call) {
+      call_captured(plain_call, o.stream);
+    } else {
+      plain_call();
+    }
+  };
   for (int i = 0; i < o.warmup; ++i) call();
   cuda_check(cudaStreamSynchronize(o.stream), "cudaStreamSynchronize");
 
@@ -53,7 +77,13 @@ BenchResult time_loop(Call&& call, BenchOptions const& o) {
   phase_sink() = &phases;
   cuda_check(cudaEventRecord(start, o.stream), "cudaEventRecord");
   Clock::time_point t0 = Clock::now();
+  Clock::duration drained{};  // time spent draining before calls, excluded from host time
   for (int i = 0; i < o.iterations; ++i) {
+    if (o.drain_between_calls) {
+      Clock::time_point d0 = Clock::now();
+      cudaStreamSynchronize(o.stream);
+      drained += Clock::now() - d0;
+    }
     call();
     if (o.sync_each_call) cudaStreamSynchronize(o.stream);
   }
@@ -71,7 +101,7 @@ BenchResult time_loop(Call&& call, BenchOptions const& o) {
   BenchResult r;
   r.iterations = o.iterations;
   double n = o.iterations;
-  r.host_ns_per_call = std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
+  r.host_ns_per_call = std::chrono::duration<double, std::nano>(t1 - t0 - drained).count() / n;
   r.loop_ns_per_iter = std::chrono::duration<double, std::nano>(t2 - t0).count() / n;
   r.gpu_ns_per_iter = gpu_ms * 1e6 / n;
   for (std::size_t p = 0; p < phases.ns.size(); ++p) r.phase_ns_per_call[p] = phases.ns[p] / n;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "co_trace.h"
 
@@ -27,6 +28,12 @@ struct BenchOptions {
   int iterations = 1000;
   int warmup = 20;
   bool sync_each_call = false;  // cudaStreamSynchronize after every call (a call that synchronizes)
+  // Drain the stream before each call, outside the timed span: host time per call is then the call's
+  // own, whatever the kernel's length (the launch queue never fills). host_ns_per_call sums only calls.
+  bool drain_between_calls = false;
+  // Record each call into a CUDA graph that is destroyed unlaunched: the host path runs, no kernel does.
+  // Forced on in the "host path on Hopper" build; on the SM90 twin it measures what the capture changes.
+  bool capture_each_call = false;
   cudaStream_t stream = nullptr;
 };
 
@@ -36,6 +43,18 @@ struct BenchResult {
   double loop_ns_per_iter = 0;  // loop start to the stream drained
   double gpu_ns_per_iter = 0;   // cudaEvent span of the loop on the stream
   std::array<double, static_cast<int>(Phase::kCount)> phase_ns_per_call{};
+};
+
+// The GEMM's own kernel and the dynamic shared memory its adapter sets with cudaFuncSetAttribute.
+struct KernelHandle {
+  void const* function = nullptr;
+  int smem_bytes = 0;
+};
+
+// One TMA descriptor found inside an initialized Params (host path on Hopper; see nvfp4_gemm.cu).
+struct Descriptor {
+  std::size_t offset = 0;
+  std::array<unsigned char, 128> bytes{};
 };
 
 class CutlassError : public std::runtime_error {
@@ -58,6 +77,9 @@ void run_seed(Operands const& ops, cudaStream_t stream);
 BenchResult bench(Operands const& ops, BenchOptions const& options);
 std::size_t params_bytes();
 std::size_t workspace_bytes(Operands const& ops);
+KernelHandle kernel(Operands const& ops);
+char const* cutlass_version();
+bool host_path_on_hopper();
 }  // namespace sm90
 
 namespace nvfp4 {
@@ -81,6 +103,12 @@ void run_seed(Operands const& ops, cudaStream_t stream);
 BenchResult bench(Operands const& ops, BenchOptions const& options);
 std::size_t params_bytes(int m);
 std::size_t workspace_bytes(Operands const& ops);
+KernelHandle kernel(Operands const& ops);
+char const* cutlass_version();
+// True in the measurement-only "host path on Hopper, no tensor-core math" build: every call ends in a
+// captured, never-launched graph and FP4 descriptors are encoded through a byte-layout stand-in.
+bool host_path_on_hopper();
+std::vector<Descriptor> params_descriptors(Operands const& ops, cudaStream_t stream);
 }  // namespace nvfp4
 
 }  // namespace co
