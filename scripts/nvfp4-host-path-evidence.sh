@@ -17,7 +17,8 @@ JOBS=${JOBS:-$(nproc)}
 stamp() {
   {
     echo "date: $(date -u +%FT%TZ)"
-    echo "commit: $(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo ' (dirty)')"
+    # COMMIT overrides (a copied tree inside another checkout would report that checkout's commit).
+    echo "commit: ${COMMIT:-$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo ' (dirty)')}"
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1 | sed 's/^/gpu, driver: /'
     nvcc --version | tail -2 | head -1 | sed 's/^/nvcc: /'
     for s in "$ROOT"/patch/series-v4.2.0 "$ROOT"/patch/series-v4.3.5; do
@@ -64,8 +65,5 @@ if [ -z "${SKIP_PYTEST:-}" ]; then
   CO_CUDA_ARCHS=90a CO_NVFP4_HOST_PATH_ON_HOPPER=ON CO_BUILD_EXPERIMENTS=OFF \
     $PY -m pip install --no-build-isolation --no-deps -q "$ROOT" -Cbuild-dir="$ROOT/build/evidence-pkg" > "$OUT/pip.log" 2>&1
   (cd /tmp && $PY -m pytest -q -rs "$ROOT/tests/test_nvfp4_hopper.py" "$ROOT/tests/test_doctor.py" -p no:cacheprovider) 2>&1 | tee "$OUT/pytest.log"
-  # Break-it check: with the descriptor cache off, the patched count assertion must fail.
-  (cd /tmp && CUTLASS_DISABLE_TMA_DESCRIPTOR_CACHE=1 $PY -m pytest -q "$ROOT/tests/test_nvfp4_hopper.py" -k counts -p no:cacheprovider) \
-    > "$OUT/pytest-break-it.log" 2>&1 && echo "BREAK-IT CHECK DID NOT FAIL" >> "$OUT/pytest-break-it.log"
 fi
 echo "done: $OUT"

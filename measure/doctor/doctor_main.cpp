@@ -215,7 +215,8 @@ std::vector<void*> g_buffers;
 void* device_copy(void const* host, std::size_t bytes) {
   void* p = nullptr;
   check(cudaMalloc(&p, bytes ? bytes : 16), "cudaMalloc");
-  if (bytes) check(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  if (bytes && host) check(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  if (bytes && !host) check(cudaMemset(p, 0, bytes), "cudaMemset");
   g_buffers.push_back(p);
   return p;
 }
