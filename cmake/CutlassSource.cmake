@@ -3,6 +3,10 @@
 # Inputs:  CUTLASS_DIR (a checkout; empty = the nvidia-cutlass wheel), Python_EXECUTABLE.
 # Outputs: CO_CUTLASS_ROOT, CO_CUTLASS_INCLUDES, CO_CUTLASS_VERSION, CO_CUTLASS_DESCRIBE,
 #          CO_PATCHED_ROOT, CO_PATCHED_INCLUDES, CO_PATCH_SERIES_FILE, CO_PATCH_LIST.
+#
+# Both header trees the build compiles against live at fixed paths: a CUTLASS_DIR checkout where it is, the
+# wheel's headers copied into the build directory (pip's isolated build environment is a new temporary
+# directory every time; include paths into it would change every compile command and rebuild everything).
 
 if(CUTLASS_DIR)
   set(CO_CUTLASS_ROOT "${CUTLASS_DIR}")
@@ -18,6 +22,9 @@ else()
       "CUTLASS headers not found. Either `pip install nvidia-cutlass==4.2.0.0` into the build "
       "environment (it is a build requirement) or set CUTLASS_DIR to a CUTLASS checkout.")
   endif()
+  execute_process(
+    COMMAND "${Python_EXECUTABLE}" -c "import importlib.metadata as m; print(m.version('nvidia-cutlass'))"
+    OUTPUT_VARIABLE _wheel_version OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   set(CO_CUTLASS_ORIGIN "nvidia-cutlass wheel")
 endif()
 get_filename_component(CO_CUTLASS_ROOT "${CO_CUTLASS_ROOT}" ABSOLUTE)
@@ -27,6 +34,22 @@ endif()
 
 # The subtrees a header-only consumer needs; the patch series is applied to exactly these.
 set(CO_CUTLASS_SUBTREES include tools/util/include)
+
+set(_source_version_h "${CO_CUTLASS_ROOT}/include/cutlass/version.h")  # where a new CUTLASS would show
+
+# The wheel's headers, synced into the build directory: only files whose content changed are rewritten, so
+# an unchanged wheel leaves every timestamp (and every object) as it was.
+if(NOT CUTLASS_DIR)
+  set(_wheel_root "${CO_CUTLASS_ROOT}")
+  set(CO_CUTLASS_ROOT "${CMAKE_BINARY_DIR}/cutlass-pristine")
+  foreach(_sub IN LISTS CO_CUTLASS_SUBTREES)
+    execute_process(COMMAND "${CMAKE_COMMAND}" -E copy_directory_if_different "${_wheel_root}/${_sub}"
+                            "${CO_CUTLASS_ROOT}/${_sub}" RESULT_VARIABLE _rc)
+    if(NOT _rc EQUAL 0)
+      message(FATAL_ERROR "could not copy the CUTLASS headers from ${_wheel_root} into ${CO_CUTLASS_ROOT}")
+    endif()
+  endforeach()
+endif()
 set(CO_CUTLASS_INCLUDES "${CO_CUTLASS_ROOT}/include" "${CO_CUTLASS_ROOT}/tools/util/include")
 
 file(STRINGS "${CO_CUTLASS_ROOT}/include/cutlass/version.h" _ver REGEX "#define CUTLASS_(MAJOR|MINOR|PATCH) ")
@@ -36,10 +59,16 @@ string(REGEX REPLACE ".*CUTLASS_PATCH ([0-9]+).*" "\\1" _patch "${_ver}")
 set(CO_CUTLASS_VERSION "${_major}.${_minor}.${_patch}")
 
 find_package(Git REQUIRED)
+# What exactly was compiled against, in one line: git's description of a checkout, else the wheel's version.
 set(CO_CUTLASS_DESCRIBE "")
-if(EXISTS "${CO_CUTLASS_ROOT}/.git")
+if(CUTLASS_DIR AND EXISTS "${CO_CUTLASS_ROOT}/.git")
   execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${CO_CUTLASS_ROOT}" describe --tags --always --dirty
     OUTPUT_VARIABLE CO_CUTLASS_DESCRIBE OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+elseif(NOT CUTLASS_DIR AND _wheel_version)
+  set(CO_CUTLASS_DESCRIBE "nvidia-cutlass ${_wheel_version} (PyPI wheel)")
+endif()
+if(NOT CO_CUTLASS_DESCRIBE)
+  set(CO_CUTLASS_DESCRIBE "CUTLASS ${_major}.${_minor}.${_patch} at ${CO_CUTLASS_ROOT} (not a git checkout)")
 endif()
 
 # One series per CUTLASS release where the upstream text differs (see patch/README.md);
@@ -62,7 +91,7 @@ endforeach()
 
 # Re-run configure (and so re-patch) whenever the series or a patch changes.
 file(GLOB_RECURSE _patch_files "${CO_PATCH_DIR}/*.patch" "${CO_PATCH_DIR}/series*")
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_patch_files} "${CO_CUTLASS_ROOT}/include/cutlass/version.h")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_patch_files} "${_source_version_h}")
 
 # Patch a fresh copy every configure (a removed patch never lingers), then sync it into the tree the
 # build uses, touching only files whose content changed, so a re-configure does not recompile.

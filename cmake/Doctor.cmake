@@ -10,7 +10,7 @@ function(co_add_doctor kind name obj archs)
   endforeach()
   add_executable(${exe} ${CO_DOCTOR_DIR}/doctor_main.cpp ${CO_DOCTOR_DIR}/measurements.cu
                         ${CO_DOCTOR_DIR}/system_info.cpp $<TARGET_OBJECTS:${obj}>)
-  target_include_directories(${exe} PRIVATE repro python/ext/trace ${CO_DOCTOR_DIR})
+  target_include_directories(${exe} PRIVATE repro ${CO_DOCTOR_DIR})
   string(REPLACE ";" "," _archs_csv "${archs}")
   target_compile_definitions(${exe} PRIVATE CO_DOCTOR_KIND_${kind} CO_VARIANT_NAME="${kind}/${name}"
                                             CO_DOCTOR_ARCHS="${_archs_csv}")
@@ -19,7 +19,8 @@ function(co_add_doctor kind name obj archs)
   endif()
   target_compile_options(${exe} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${CO_CUDA_FLAGS}>)
   set_target_properties(${exe} PROPERTIES CUDA_ARCHITECTURES "${_real}")
-  target_link_libraries(${exe} PRIVATE co_trace CUDA::cudart ${CMAKE_DL_LIBS})
+  # co_bench: bench.h and phase.hpp (measure/bench/); it brings co_trace (measure/trace/) with it.
+  target_link_libraries(${exe} PRIVATE co_bench co_trace CUDA::cudart ${CMAKE_DL_LIBS})
   # CUTLASS 4.3.x calls cuDriverGetVersion by name (0002's v4.3.5 variant removes that). Forward it to
   # libcuda at run time instead of linking libcuda, so the doctor still starts (and says there is no
   # driver) on a machine without one.

@@ -2,7 +2,7 @@
 # no tensor-core math. Every call ends in a captured, never-launched graph (the kernel has no sm_90
 # code path), and the FP4 TMA descriptors are encoded through a byte-layout stand-in that the sm_90
 # driver accepts (repro/host_path_on_hopper/). Off by default: it adds two NVFP4 compiles.
-option(CO_NVFP4_HOST_PATH_ON_HOPPER "Build the NVFP4 host path for sm_90a (measurement only, kernel never runs)" OFF)
+# The option itself is declared with the others in CMakeLists.txt.
 if(NOT CO_NVFP4_HOST_PATH_ON_HOPPER)
   return()
 endif()

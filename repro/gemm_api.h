@@ -1,49 +1,17 @@
 // The plain C++ interface of one compiled GEMM variant (no CUTLASS types), shared by the Python
-// module and the standalone probe. Every function throws std::exception subclasses on failure.
+// module and the standalone doctor. Every function throws std::exception subclasses on failure.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <array>
 #include <cstddef>
-#include <stdexcept>
-#include <string>
+#include <cstdint>
 #include <vector>
 
-#include "co_trace.h"
+#include "bench.h"
 
 namespace co {
-
-// How a benchmark calls the GEMM.
-enum class Mode : int {
-  kSeed = 0,        // the seed's pattern every call: Gemm, args, workspace, can_implement, initialize, run(args)
-  kInitializeRun,   // the same, but gemm.run(stream) instead of gemm.run(args, ...): one initialize per call
-  kFloor,           // CUTLASS's own floor: initialize once, then gemm.run(stream) per call
-  kGraph,           // the floor's launch captured once into a CUDA graph, cudaGraphLaunch per call
-  kBareLaunch,      // an empty kernel with a parameter block of sizeof(Gemm::Params): the launch floor
-};
-
-struct BenchOptions {
-  Mode mode = Mode::kSeed;
-  int iterations = 1000;
-  int warmup = 20;
-  bool sync_each_call = false;  // cudaStreamSynchronize after every call (a call that synchronizes)
-  // Drain the stream before each call, outside the timed span: host time per call is then the call's
-  // own, whatever the kernel's length (the launch queue never fills). host_ns_per_call sums only calls.
-  bool drain_between_calls = false;
-  // Record each call into a CUDA graph that is destroyed unlaunched: the host path runs, no kernel does.
-  // Forced on in the "host path on Hopper" build; on the SM90 twin it measures what the capture changes.
-  bool capture_each_call = false;
-  cudaStream_t stream = nullptr;
-};
-
-struct BenchResult {
-  int iterations = 0;
-  double host_ns_per_call = 0;  // loop start to the last call's return, nothing waited for
-  double loop_ns_per_iter = 0;  // loop start to the stream drained
-  double gpu_ns_per_iter = 0;   // cudaEvent span of the loop on the stream
-  std::array<double, static_cast<int>(Phase::kCount)> phase_ns_per_call{};
-};
 
 // The GEMM's own kernel and the dynamic shared memory its adapter sets with cudaFuncSetAttribute.
 struct KernelHandle {
@@ -55,11 +23,6 @@ struct KernelHandle {
 struct Descriptor {
   std::size_t offset = 0;
   std::array<unsigned char, 128> bytes{};
-};
-
-class CutlassError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 namespace sm90 {
@@ -96,6 +59,13 @@ struct Operands {
   int m = 0, n = 0, k = 0;
   bool silu = false;
 };
+// Bytes of one operand's scale factors in CUTLASS's Sm1xx block-scaled layout: one ue4m3 per 16
+// elements of K, stored in tiles of 128 rows x 4 scale columns (rows and K/16 padded up to those).
+// The one statement of this formula: the modules check with it, Python allocates with it
+// (cutlass_overhead._device.nvfp4_scale_bytes), the doctor allocates with it.
+constexpr int64_t scale_bytes(int64_t rows, int64_t k) {
+  return (rows + 127) / 128 * 128 * ((k / 16 + 3) / 4 * 4);
+}
 // Which seed config the M-based dispatch picks, and whether this build instantiated it.
 char const* config_name(int m);
 bool config_built(int m, bool silu, bool bias);

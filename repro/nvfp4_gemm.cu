@@ -1,6 +1,7 @@
 // The reproducer of NVIDIA/cutlass#3003: the issue's NVFP4 block-scaled GEMM for SM100 / Thor,
 // its three KernelConfigs, and runNvfp4Gemm in exactly the issue's call pattern. The only
-// additions are the co::PhaseScope markers (phase.hpp), which tell the profiler which step runs.
+// additions are the co::PhaseScope markers (measure/bench/phase.hpp), which tell the profiler
+// which step runs.
 #include "cutlass/cutlass.h"
 #include "cute/tensor.hpp"
 #include "cutlass/epilogue/collective/collective_builder.hpp"
@@ -13,6 +14,7 @@
 #include "cutlass/util/packed_stride.hpp"
 
 #include "bench.cuh"
+#include "gemm_api.h"
 
 #if defined(CO_NVFP4_HOST_PATH_ON_HOPPER)
 // Measurement-only build: the host path on Hopper, no tensor-core math (see host_path_on_hopper/).

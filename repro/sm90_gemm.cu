@@ -10,6 +10,7 @@
 #include "cutlass/util/packed_stride.hpp"
 
 #include "bench.cuh"
+#include "gemm_api.h"
 
 using namespace cute;
 

@@ -8,6 +8,20 @@ import pytest
 
 import cutlass_overhead as co
 
+# Fixtures that need a GPU, and the marker each obliges its tests to carry (see pyproject's markers).
+GPU_FIXTURES = {"torch_gpu": "gpu", "torch_sm90": "gpu", "torch_blackwell": "blackwell"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keeps the markers true: a test that takes a GPU fixture must say so, so `-m "not gpu"` is CPU-only."""
+    for item in items:
+        needs = {GPU_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in GPU_FIXTURES}
+        if "blackwell" in needs:
+            needs.add("gpu")
+        missing = sorted(m for m in needs if item.get_closest_marker(m) is None)
+        if missing:
+            raise pytest.UsageError(f"{item.nodeid} uses a GPU fixture but lacks @pytest.mark.{', '.join(missing)}")
+
 
 def _torch_cuda() -> tuple[Any, str | None]:
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import re
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ import pytest
 
 import cutlass_overhead as co
 from cutlass_overhead import _build_info
+from cutlass_overhead._variants import NVFP4_VARIANTS, SM90_VARIANTS
 
 REPO = Path(__file__).resolve().parents[1]
 PATCH_DIR = REPO / "patch"
@@ -102,7 +104,54 @@ def test_module_holds_sass_for_each_requested_arch(module: str) -> None:
     assert {f"sm_{a}" for a in wanted} <= found, f"{module}: SASS for {sorted(found)}, wanted {wanted}"
 
 
-def test_every_variant_loads_or_says_why() -> None:
-    for kind in ("sm90", "nvfp4"):
-        for variant, reason in co.available(kind).items():
-            assert reason is None or variant in reason, reason
+def _libcuda_missing() -> str | None:
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError as error:
+        return str(error)
+    return None
+
+
+@pytest.mark.parametrize("kind, variant", [("sm90", v) for v in SM90_VARIANTS] + [("nvfp4", v) for v in NVFP4_VARIANTS])
+def test_each_variant_loads_if_built_else_says_how_to_build_it(kind: str, variant: str) -> None:
+    reason = co.available(kind)[variant]
+    if f"_{kind}_{variant}" not in _build_info.MODULES:
+        assert reason is not None and f"{kind}/{variant} was not built" in reason, reason
+        if kind == "nvfp4":
+            how = "needs a Blackwell arch in CO_CUDA_ARCHS"
+        elif "90a" not in _build_info.CUDA_ARCHS:
+            how = "needs 90a in CO_CUDA_ARCHS"
+        else:
+            how = "and CO_BUILD_EXPERIMENTS=ON"  # only the experiments can be missing from a 90a build
+        assert how in reason, reason
+    elif reason is not None:
+        # A built module may fail to load only if it calls the driver by name (the direct-call build, and
+        # CUTLASS 4.3.x's unpatched cuDriverGetVersion) and this machine has no driver.
+        calls_driver = variant == "direct" or (_build_info.CUTLASS_VERSION.startswith("4.3.") and variant != "patched")
+        assert calls_driver and _libcuda_missing() and "libcuda.so.1 could not be loaded" in reason, reason
+    else:
+        module = co.load(kind, variant)
+        assert (module.variant, module.built_archs.split(",")) == (variant, [a for a in _build_info.CUDA_ARCHS
+                                                                            if (a == "90a") == (kind == "sm90")])
+
+
+def test_build_info_points_at_the_headers_it_compiled_against() -> None:
+    info = co.build_info()
+    root = Path(info["cutlass_root"])
+    version_h = (root / "include/cutlass/version.h").read_text()  # exists: not pip's deleted temporary directory
+    found = ".".join(re.search(rf"#define CUTLASS_{part} (\d+)", version_h).group(1)
+                     for part in ("MAJOR", "MINOR", "PATCH"))
+    assert found == info["cutlass_version"]
+    assert info["cutlass_describe"], "cutlass_describe is empty"
+    if info["cutlass_origin"] == "nvidia-cutlass wheel":
+        assert info["cutlass_describe"].startswith("nvidia-cutlass ")
+
+
+def test_build_options_are_recorded_and_match_the_modules() -> None:
+    options = co.build_info()["build_options"]
+    assert set(options.values()) <= {"ON", "OFF"}, options
+    experiments = {"_sm90_direct", "_sm90_O0"} & set(_build_info.MODULES)
+    if "90a" in _build_info.CUDA_ARCHS:
+        assert bool(experiments) == (options["CO_BUILD_EXPERIMENTS"] == "ON")
+    hopper = {"_nvfp4_hopper_original", "_nvfp4_hopper_patched"} & set(_build_info.MODULES)
+    assert bool(hopper) == (options["CO_NVFP4_HOST_PATH_ON_HOPPER"] == "ON")

@@ -6,17 +6,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from pathlib import Path
 from statistics import median
 from typing import Any
 
 import pytest
 
 import cutlass_overhead as co
-
-BIN = Path(co.__file__).resolve().parent / "bin"
+from cutlass_overhead.doctor import BIN
 DOCTOR = BIN / "co_doctor_sm90_original"
-MODES = {"seed": 0, "initialize_run": 1, "floor": 2, "graph": 3, "bare": 4}
 
 
 def doctor(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -68,6 +65,7 @@ def reading(torch_sm90: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     return json.loads(out.read_text())
 
 
+@pytest.mark.gpu
 def test_doctor_verdict_parts_add_up(reading: dict[str, Any]) -> None:
     v = reading["verdict"]
     assert v["bound"] in ("host-bound", "GPU-bound", "sync-bound")
@@ -75,6 +73,7 @@ def test_doctor_verdict_parts_add_up(reading: dict[str, Any]) -> None:
     assert reading["reference_check"].startswith("ok")
 
 
+@pytest.mark.gpu
 def test_doctor_agrees_with_report_measurement(reading: dict[str, Any], torch_sm90: Any) -> None:
     # The report's measurement: the module's bench(), median over repeats (report.median_bench).
     torch = torch_sm90
@@ -85,11 +84,11 @@ def test_doctor_agrees_with_report_measurement(reading: dict[str, Any], torch_sm
     stream = torch.cuda.Stream()
     torch.cuda.synchronize()
     module = co.load("sm90", "original")
-    for mode, code in MODES.items():
-        runs = [module.bench(a, b, None, d, 1.0, 0.0, code, 200, 20, False, stream.cuda_stream)["host_ns_per_call"] / 1e3
+    for mode in co.Mode:  # the doctor keys its modes by the same names (co::mode_name)
+        runs = [module.bench(a, b, None, d, 1.0, 0.0, int(mode), 200, 20, False, stream.cuda_stream)["host_ns_per_call"] / 1e3
                 for _ in range(5)]
         report_us = median(runs)
-        doc = reading["modes_back_to_back"][mode]["host_per_call"]
+        doc = reading["modes_back_to_back"][mode.name]["host_per_call"]
         spread = (doc["p75_us"] - doc["p25_us"]) + (sorted(runs)[3] - sorted(runs)[1])
         tolerance = max(0.25 * report_us, 2 * spread) + 0.5
         assert abs(doc["median_us"] - report_us) <= tolerance, (mode, doc["median_us"], report_us, tolerance)

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 import cutlass_overhead as co
 from cutlass_overhead.trace import ENTRY_POINT_LOOKUPS, TMA_ENCODES, count_calls
+
+pytestmark = [pytest.mark.gpu, pytest.mark.blackwell]
 
 
 def nvfp4_operands(torch: Any, m: int, n: int, k: int) -> dict[str, Any]:
     g = torch.Generator(device="cuda").manual_seed(m + n + k)
     def sf(rows: int) -> Any:
         # ue4m3 scale factors between 0.5 and 2 (bytes 0x30..0x40), in the swizzled block layout.
-        return torch.randint(0x30, 0x40, ((rows + 127) // 128 * 128 * ((k // 16 + 3) // 4 * 4),),
-                             device="cuda", dtype=torch.uint8, generator=g)
+        return torch.randint(0x30, 0x40, (co.nvfp4_scale_bytes(rows, k),), device="cuda", dtype=torch.uint8,
+                             generator=g)
     return {"a": torch.randint(0, 256, (m, k // 2), device="cuda", dtype=torch.uint8, generator=g),
             "b": torch.randint(0, 256, (n, k // 2), device="cuda", dtype=torch.uint8, generator=g),
             "scales_a": sf(m), "scales_b": sf(n),

@@ -1,5 +1,5 @@
-"""Bad input raises a Python exception before CUTLASS sees it. Uses storage-less device-array stubs,
-so every check but the last (is there a suitable GPU?) runs on machines without a GPU."""
+"""Bad input raises a Python exception before CUTLASS sees it. Uses storage-less device-array stubs
+(tests/fakes.py), so every check but the last (is there a suitable GPU?) runs on machines without a GPU."""
 
 from __future__ import annotations
 
@@ -9,18 +9,9 @@ import numpy as np
 import pytest
 
 import cutlass_overhead as co
-from cutlass_overhead import _trace
 
 from conftest import gpu_present
-
-BF16, UINT8, FLOAT32 = (4, 16), (1, 8), (2, 32)
-
-
-def stub(shape: tuple[int, ...], dtype: tuple[int, int] = BF16, *, strides: tuple[int, ...] | None = None,
-         address: int = 1 << 20, device: int = 0) -> Any:
-    if strides is None:
-        strides = tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
-    return _trace._device_array_stub(list(shape), list(strides), dtype[0], dtype[1], address, device)
+from fakes import DLPACK_CPU, FLOAT32, UINT8, device_array as stub
 
 
 def sm90_ops(m: int = 128, n: int = 256, k: int = 64, **override: Any) -> dict[str, Any]:
@@ -55,7 +46,11 @@ def test_sm90_rejects_unaligned_k_and_n() -> None:
 
 
 def test_sm90_rejects_host_arrays() -> None:
-    host = np.zeros((128, 64), dtype=np.float32)
+    # Right dtype, shape, layout and alignment, but in host memory: only the device check can refuse it.
+    ops = sm90_ops(c=stub((128, 256), device_type=DLPACK_CPU))
+    with pytest.raises(ValueError, match="c must be on a CUDA device"):
+        call_sm90(ops)
+    host = np.zeros((128, 64), dtype=np.uint16)  # numpy has no bf16: its dtype is refused before the device
     with pytest.raises(TypeError, match="bfloat16"):
         co.run_sm90_gemm(host, host, None, host)
 
@@ -63,6 +58,15 @@ def test_sm90_rejects_host_arrays() -> None:
 def test_beta_needs_c() -> None:
     with pytest.raises(ValueError, match="beta != 0 needs c"):
         call_sm90(sm90_ops(c=None), beta=1.0)
+
+
+def test_stream_handle_reads_every_stream_kind() -> None:
+    from types import SimpleNamespace
+
+    assert co.stream_handle(None) == 0 and co.stream_handle(7) == 7
+    assert co.stream_handle(SimpleNamespace(__cuda_stream__=lambda: (0, 11))) == 11  # CUDA stream protocol
+    assert co.stream_handle(SimpleNamespace(cuda_stream=12)) == 12  # torch.cuda.Stream
+    assert co.stream_handle(SimpleNamespace(ptr=13)) == 13  # cupy.cuda.Stream
 
 
 def test_unknown_variant_and_stream() -> None:
@@ -82,7 +86,7 @@ def test_without_a_gpu_valid_operands_raise_no_gpu() -> None:
 
 def nvfp4_ops(m: int = 128, n: int = 256, k: int = 512, **override: Any) -> dict[str, Any]:
     def scales(rows: int) -> Any:
-        return stub((((rows + 127) // 128) * 128 * (((k // 16) + 3) // 4) * 4,), UINT8)
+        return stub((co.nvfp4_scale_bytes(rows, k),), UINT8)
     ops = {"a": stub((m, k // 2), UINT8), "b": stub((n, k // 2), UINT8), "scales_a": scales(m),
            "scales_b": scales(n), "out": stub((m, n))}
     ops.update(override)
@@ -122,6 +126,23 @@ def test_nvfp4_rejects_unbuilt_configs_and_alignment() -> None:
 
 
 @pytest.mark.usefixtures("nvfp4_built")
+def test_nvfp4_rejects_host_arrays() -> None:
+    with pytest.raises(ValueError, match="out must be on a CUDA device"):
+        call_nvfp4(nvfp4_ops(out=stub((128, 256), device_type=DLPACK_CPU)))
+
+
+@pytest.mark.parametrize("rows, k, expected", [
+    (1, 16, 128 * 4),        # one row, one scale: a whole 128 x 4 tile
+    (128, 512, 128 * 32),    # K/16 = 32 scale columns, already a multiple of 4
+    (129, 64, 256 * 4),      # 129 rows take two tiles
+    (4096, 4096, 4096 * 256),
+])
+def test_nvfp4_scale_bytes_pads_to_whole_tiles(rows: int, k: int, expected: int) -> None:
+    assert co.nvfp4_scale_bytes(rows, k) == expected
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("nvfp4_built")
 def test_nvfp4_on_a_gpu_without_its_kernels_raises_instead_of_aborting(torch_gpu: Any) -> None:
     major, minor = torch_gpu.cuda.get_device_capability()
     built = co.load("nvfp4", "original").built_archs.replace("a", "").split(",")
@@ -131,8 +152,8 @@ def test_nvfp4_on_a_gpu_without_its_kernels_raises_instead_of_aborting(torch_gpu
     t = torch_gpu
     ops = {"a": t.zeros((m, k // 2), dtype=t.uint8, device="cuda"),
            "b": t.zeros((n, k // 2), dtype=t.uint8, device="cuda"),
-           "scales_a": t.zeros((128 * (k // 16),), dtype=t.uint8, device="cuda"),
-           "scales_b": t.zeros((256 * (k // 16),), dtype=t.uint8, device="cuda"),
+           "scales_a": t.zeros((co.nvfp4_scale_bytes(m, k),), dtype=t.uint8, device="cuda"),
+           "scales_b": t.zeros((co.nvfp4_scale_bytes(n, k),), dtype=t.uint8, device="cuda"),
            "out": t.zeros((m, n), dtype=t.bfloat16, device="cuda")}
     for variant in ("original", "patched"):
         with pytest.raises(RuntimeError, match=f"runs on sm_.* only; cuda:0 is .*sm_{major}{minor}"):

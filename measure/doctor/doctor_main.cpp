@@ -221,8 +221,6 @@ void* device_copy(void const* host, std::size_t bytes) {
   return p;
 }
 
-std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
-
 float bf16_to_float(uint16_t b) {
   uint32_t u = static_cast<uint32_t>(b) << 16;
   float f;
@@ -253,8 +251,8 @@ struct Workload {
     for (auto& x : a_host) x = static_cast<uint8_t>(rng());
     for (auto& x : b_host) x = static_cast<uint8_t>(rng());
     // Every scale factor 1.0 (ue4m3 0x38): the reference then needs no knowledge of their swizzle.
-    std::vector<uint8_t> sfa(round_up(m, 128) * round_up(k / 16, 4), 0x38);
-    std::vector<uint8_t> sfb(round_up(n, 128) * round_up(k / 16, 4), 0x38);
+    std::vector<uint8_t> sfa(co::nvfp4::scale_bytes(m, k), 0x38);
+    std::vector<uint8_t> sfb(co::nvfp4::scale_bytes(n, k), 0x38);
     ops.a = device_copy(a_host.data(), a_host.size());
     ops.b = device_copy(b_host.data(), b_host.size());
     ops.scales_a = device_copy(sfa.data(), sfa.size());
@@ -815,14 +813,13 @@ int main(int argc, char** argv) {
     std::printf("reference check: %s\n", reference.c_str());
 
     // Modes (the report's too): drained host time per call, and the back-to-back loop.
-    struct NamedMode { char const* key; co::Mode mode; };
-    std::vector<NamedMode> modes = {{"seed", co::Mode::kSeed}, {"initialize_run", co::Mode::kInitializeRun},
-                                    {"floor", co::Mode::kFloor}, {"graph", co::Mode::kGraph}, {"bare", co::Mode::kBareLaunch}};
+    // Keyed by co::mode_name (bench.h), the names Python's cutlass_overhead.Mode has too.
     std::map<std::string, ModeResult> drained, back_to_back;
-    for (auto const& nm : modes) {
-      if (host_path && nm.mode == co::Mode::kGraph) continue;
-      drained[nm.key] = bench_mode(w, nm.mode, true, o, s);
-      back_to_back[nm.key] = bench_mode(w, nm.mode, false, o, s);
+    for (int v = 0; v < static_cast<int>(co::Mode::kCount); ++v) {
+      co::Mode mode = static_cast<co::Mode>(v);
+      if (host_path && mode == co::Mode::kGraph) continue;
+      drained[co::mode_name(mode)] = bench_mode(w, mode, true, o, s);
+      back_to_back[co::mode_name(mode)] = bench_mode(w, mode, false, o, s);
     }
     ModeResult sync_each = bench_mode(w, co::Mode::kSeed, false, o, s, true);
 

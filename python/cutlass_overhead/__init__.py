@@ -15,7 +15,24 @@ from typing import Any
 from . import _build_info
 from ._variants import VariantUnavailable, available, load
 
-__all__ = ["VariantUnavailable", "available", "build_info", "run_nvfp4_gemm", "run_sm90_gemm", "stream_handle"]
+__all__ = ["Mode", "Phase", "VariantUnavailable", "available", "build_info", "nvfp4_scale_bytes", "run_nvfp4_gemm",
+           "run_sm90_gemm", "stream_handle"]
+
+
+def __getattr__(name: str) -> Any:
+    """Mode and Phase (the C++ enums, exported by _trace) load the CUPTI recorder only when asked for."""
+    if name in ("Mode", "Phase"):
+        from . import _trace
+
+        return getattr(_trace, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def nvfp4_scale_bytes(rows: int, k: int) -> int:
+    """Bytes of one NVFP4 operand's ue4m3 scale factors (rows x K) in CUTLASS's Sm1xx layout (from C++)."""
+    from . import _device
+
+    return int(_device.nvfp4_scale_bytes(rows, k))
 
 
 def build_info() -> dict[str, Any]:
@@ -31,6 +48,7 @@ def build_info() -> dict[str, Any]:
         "cuda_archs": list(_build_info.CUDA_ARCHS),
         "nvcc_version": _build_info.NVCC_VERSION,
         "build_type": _build_info.BUILD_TYPE,
+        "build_options": dict(_build_info.BUILD_OPTIONS),
         "modules": list(_build_info.MODULES),
     }
 

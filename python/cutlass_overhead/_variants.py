@@ -46,9 +46,10 @@ def load(kind: str, variant: str) -> ModuleType:
     name = f"_{kind}_{variant}"
     if name not in _build_info.MODULES:
         archs = ";".join(_build_info.CUDA_ARCHS)
+        experiment = " and CO_BUILD_EXPERIMENTS=ON" if variant in ("direct", "O0") else ""
         hint = ("needs a Blackwell arch in CO_CUDA_ARCHS (100a, 110a or 101a)" if kind == "nvfp4"
                 else "needs 90a in CO_CUDA_ARCHS and CO_NVFP4_HOST_PATH_ON_HOPPER=ON" if kind == "nvfp4_hopper"
-                else "needs 90a in CO_CUDA_ARCHS" + (" and CO_BUILD_EXPERIMENTS=ON" if variant in ("direct", "O0") else ""))
+                else "needs 90a in CO_CUDA_ARCHS" + experiment)
         raise VariantUnavailable(f"{kind}/{variant} was not built (CO_CUDA_ARCHS={archs}); it {hint}")
     libcuda_error = _preload_libcuda()
     try:

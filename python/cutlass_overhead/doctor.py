@@ -11,7 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-BIN = Path(__file__).resolve().parent / "bin"
+from . import _build_info
+
+# Installed beside the compiled parts (_build_info is one), which an editable install keeps in
+# site-packages while this file stays in the source tree.
+BIN = Path(_build_info.__file__).resolve().parent / "bin"
 
 
 def doctors() -> dict[str, Path]:

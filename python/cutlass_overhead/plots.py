@@ -358,7 +358,8 @@ PLOTS: dict[str, Callable[[Any, Results], None]] = {
 }
 
 
-def render(name: str, results: Results, path: Path) -> None:
+def figure(name: str, results: Results) -> Any:
+    """The matplotlib Figure of plot `name` (a key of PLOTS), stamped with the footer; not yet saved."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -369,7 +370,11 @@ def render(name: str, results: Results, path: Path) -> None:
         warnings.simplefilter("ignore")  # tight_layout's notes about legends placed outside the axes
         fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.text(0.005, 0.005, footer(results), fontsize=7, color="0.35", ha="left", va="bottom")
-    fig.savefig(path, dpi=DPI)
+    return fig
+
+
+def render(name: str, results: Results, path: Path) -> None:
+    figure(name, results).savefig(path, dpi=DPI)
 
 
 def make_plots(results: Results, out_dir: str | Path) -> list[Path]:

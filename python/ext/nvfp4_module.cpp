@@ -7,10 +7,7 @@ using co::py::Array;
 
 namespace {
 
-int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
-
-// CUTLASS's Sm1xx block-scaled layout: one ue4m3 per 16 elements of K, tiles of 128 rows x 4 scales.
-int64_t scale_bytes(int64_t rows, int64_t k) { return round_up(rows, 128) * round_up(k / 16, 4); }
+using co::nvfp4::scale_bytes;
 
 co::nvfp4::Operands operands(Array const& a, Array const& b, Array const& sfa, Array const& sfb, Array const& out,
                              float alpha, nb::object bias_obj, bool silu) {

@@ -1,4 +1,5 @@
-// Python module over libco_trace: CUPTI call counting per phase, and an activity timeline.
+// Python module over libco_trace: CUPTI call counting per phase, an activity timeline, the unit-cost
+// probes, and the names C++ gives the phases and benchmark modes (exported once, as Python enums).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -10,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench.h"
 #include "co_trace.h"
 
 namespace nb = nanobind;
@@ -19,7 +21,6 @@ NB_MODULE(_trace, m) {
   m.doc() = "CUPTI recorder shared by every GEMM variant module.";
   m.def("start_counting", &co::trace::start_counting);
   m.def("stop_counting", &co::trace::stop_counting);
-  m.def("counting", &co::trace::counting);
   m.def("counts", [] {
     std::vector<std::tuple<std::string, std::string, std::string, uint64_t>> rows;
     for (auto const& r : co::trace::counts()) rows.emplace_back(r.phase, r.domain, r.api, r.count);
@@ -32,7 +33,6 @@ NB_MODULE(_trace, m) {
       rows.emplace_back(r.kind, r.name, r.start_ns, r.end_ns, r.correlation_id, r.thread_id);
     return rows;
   }, "(kind, name, start_ns, end_ns, correlation_id, thread_id) records since start_activity().");
-  m.def("timestamp_ns", &co::trace::timestamp_ns);
   m.def("captured_encodes", [] {
     nb::list out;
     for (auto const& e : co::trace::captured_encodes()) {
@@ -82,19 +82,15 @@ NB_MODULE(_trace, m) {
     nb::gil_scoped_release release;
     return co::trace::encode_cost_ns(in, iterations);
   }, "inputs"_a, "iterations"_a);
-  m.def("phase_names", [] {
-    std::vector<std::string> names;
-    for (int p = 0; p < static_cast<int>(co::Phase::kCount); ++p) names.emplace_back(co::phase_name(static_cast<co::Phase>(p)));
-    return names;
-  });
 
-  // Test support: an array that claims to live on a CUDA device but has no storage behind it, so
-  // input validation can be exercised on machines without a GPU. Never dereferenced by the checks.
-  m.def("_device_array_stub", [](std::vector<size_t> shape, std::vector<int64_t> strides, uint8_t code, uint8_t bits,
-                                  uintptr_t address, int32_t device_id) {
-    nb::dlpack::dtype t{code, bits, 1};
-    nb::capsule owner(reinterpret_cast<void*>(address), [](void*) noexcept {});
-    return nb::ndarray<>(reinterpret_cast<void*>(address), shape.size(), shape.data(), owner, strides.data(),
-                         t, nb::device::cuda::value, device_id);
-  }, "shape"_a, "strides"_a, "code"_a, "bits"_a, "address"_a = 1u << 20, "device_id"_a = 0);
+  // The seed's steps and the benchmark modes, with the names the C++ side gives them (phase_name,
+  // mode_name): Python and the tests use these enums instead of repeating names or integers.
+  auto phase = nb::enum_<co::Phase>(m, "Phase", nb::is_arithmetic(), "The steps of runNvfp4Gemm, in order.");
+  for (int p = 0; p < static_cast<int>(co::Phase::kCount); ++p) {
+    phase.value(co::phase_name(static_cast<co::Phase>(p)), static_cast<co::Phase>(p));
+  }
+  auto mode = nb::enum_<co::Mode>(m, "Mode", nb::is_arithmetic(), "How a benchmark calls the GEMM (bench.h).");
+  for (int v = 0; v < static_cast<int>(co::Mode::kCount); ++v) {
+    mode.value(co::mode_name(static_cast<co::Mode>(v)), static_cast<co::Mode>(v));
+  }
 }

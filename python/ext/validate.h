@@ -162,7 +162,9 @@ inline nb::dict to_dict(BenchResult const& r) {
 }
 
 inline BenchOptions bench_options(int mode, int iterations, int warmup, bool sync_each_call, uintptr_t stream) {
-  if (mode < 0 || mode > static_cast<int>(Mode::kBareLaunch)) fail_value("unknown benchmark mode " + std::to_string(mode));
+  if (mode < 0 || mode >= static_cast<int>(Mode::kCount)) {
+    fail_value("unknown benchmark mode " + std::to_string(mode) + "; use cutlass_overhead.Mode");
+  }
   if (iterations < 1 || warmup < 0) fail_value("iterations must be >= 1 and warmup >= 0");
   BenchOptions o;
   o.mode = static_cast<Mode>(mode);

@@ -21,6 +21,19 @@ inline PhaseTimes*& phase_sink() {
   return sink;
 }
 
+// Installs `times` as this thread's sink for its lifetime and restores the previous one on every way
+// out, exceptions included: the sink never points at a dead stack frame.
+class PhaseSinkGuard {
+ public:
+  explicit PhaseSinkGuard(PhaseTimes* times) : previous_(phase_sink()) { phase_sink() = times; }
+  PhaseSinkGuard(PhaseSinkGuard const&) = delete;
+  PhaseSinkGuard& operator=(PhaseSinkGuard const&) = delete;
+  ~PhaseSinkGuard() { phase_sink() = previous_; }
+
+ private:
+  PhaseTimes* previous_;
+};
+
 class PhaseScope {
  public:
   using Clock = std::chrono::steady_clock;

@@ -17,17 +17,27 @@ namespace {
 
 __global__ void empty_kernel() {}
 
-template <class F>
-double mean_ns(int iterations, F&& f) {
-  for (int i = 0; i < 16; ++i) f();  // first calls pay lazy loading
-  auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < iterations; ++i) f();
-  auto t1 = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::nano>(t1 - t0).count() / iterations;
+void check(cudaError_t e, char const* what) {
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+  }
 }
 
-void check(cudaError_t e, char const* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+// Each probe makes one call and returns its status; every status is checked (one compare per call).
+using Probe = std::function<cudaError_t()>;
+
+double mean_ns(int iterations, Probe const& f, char const* what) {
+  for (int i = 0; i < 16; ++i) check(f(), what);  // first calls pay lazy loading
+  cudaError_t first_error = cudaSuccess;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    cudaError_t e = f();
+    if (e != cudaSuccess && first_error == cudaSuccess) first_error = e;
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  check(first_error, what);
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / iterations;
 }
 
 template <class Pfn>
@@ -39,7 +49,9 @@ Pfn driver_entry(char const* symbol) {
   return reinterpret_cast<Pfn>(p);
 }
 
-using Probe = std::function<void()>;
+cudaError_t entry_point_status(cudaError_t e, cudaDriverEntryPointQueryResult q) {
+  return e != cudaSuccess ? e : q == cudaDriverEntryPointSuccess ? cudaSuccess : cudaErrorSymbolNotFound;
+}
 
 std::map<std::string, Probe> const& probes() {
   static std::map<std::string, Probe> const table = [] {
@@ -47,7 +59,8 @@ std::map<std::string, Probe> const& probes() {
     t["cudaGetDriverEntryPointByVersion"] = [] {
       void* p = nullptr;
       cudaDriverEntryPointQueryResult q{};
-      cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
+      cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
+      return entry_point_status(e, q);
     };
 #pragma nv_diag_suppress 1444  // deprecated in CUDA 13, still what CUTLASS calls when built with nvcc 12
 #pragma GCC diagnostic push
@@ -55,39 +68,45 @@ std::map<std::string, Probe> const& probes() {
     t["cudaGetDriverEntryPoint"] = [] {
       void* p = nullptr;
       cudaDriverEntryPointQueryResult q{};
-      cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &q);
+      cudaError_t e = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &q);
+      return entry_point_status(e, q);
     };
 #pragma GCC diagnostic pop
     t["cudaDriverGetVersion"] = [] {
       int v = 0;
-      cudaDriverGetVersion(&v);
+      return cudaDriverGetVersion(&v);
     };
     t["cuDriverGetVersion"] = [] {
       static auto fn = driver_entry<PFN_cuDriverGetVersion_v2020>("cuDriverGetVersion");
       int v = 0;
-      fn(&v);
+      return fn(&v) == CUDA_SUCCESS ? cudaSuccess : cudaErrorUnknown;
     };
     t["cudaGetDevice"] = [] {
       int d = 0;
-      cudaGetDevice(&d);
+      return cudaGetDevice(&d);
     };
-    t["cudaGetLastError"] = [] { cudaGetLastError(); };
+    t["cudaGetLastError"] = [] { return cudaGetLastError(); };
     t["cudaFuncSetAttribute(MaxDynamicSharedMemorySize)"] = [] {
-      cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 << 10);
+      return cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 << 10);
     };
     t["cudaFuncSetAttribute(NonPortableClusterSizeAllowed)"] = [] {
-      cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+      return cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
     };
     t["cudaMalloc(0)"] = [] {
       void* p = nullptr;
-      cudaMalloc(&p, 0);
+      return cudaMalloc(&p, 0);
     };
     t["cudaMalloc(4KiB)+cudaFree"] = [] {
       void* p = nullptr;
-      cudaMalloc(&p, 4096);
-      cudaFree(p);
+      cudaError_t e = cudaMalloc(&p, 4096);
+      return e != cudaSuccess ? e : cudaFree(p);
     };
-    t["kernel launch (<<<>>>, empty kernel)"] = [] { empty_kernel<<<1, 32>>>(); };
+    // <<<>>> returns nothing: its status is the sticky/launch error cudaPeekAtLastError reads afterwards,
+    // checked once after the loop (see unit_cost_ns) so the probe stays one launch per call.
+    t["kernel launch (<<<>>>, empty kernel)"] = [] {
+      empty_kernel<<<1, 32>>>();
+      return cudaSuccess;
+    };
     return t;
   }();
   return table;
@@ -104,24 +123,32 @@ std::vector<std::string> unit_cost_names() {
 double unit_cost_ns(std::string const& name, int iterations) {
   auto it = probes().find(name);
   if (it == probes().end()) throw std::invalid_argument("no unit-cost probe named '" + name + "'");
+  if (iterations < 1) throw std::invalid_argument("iterations must be >= 1");
   check(cudaFree(nullptr), "cudaFree(nullptr) to create the context");
-  double ns = mean_ns(iterations, it->second);
+  double ns = mean_ns(iterations, it->second, name.c_str());
+  check(cudaGetLastError(), name.c_str());  // the launch probe's errors (see probes())
   check(cudaDeviceSynchronize(), name.c_str());
   return ns;
 }
 
 double encode_cost_ns(EncodeInputs const& in, int iterations) {
+  if (iterations < 1) throw std::invalid_argument("iterations must be >= 1");
   static auto encode = driver_entry<PFN_cuTensorMapEncodeTiled_v12000>("cuTensorMapEncodeTiled");
   CUtensorMap map;
   CUresult last = CUDA_SUCCESS;
-  double ns = mean_ns(iterations, [&] {
+  Probe probe = [&] {
     last = encode(&map, static_cast<CUtensorMapDataType>(in.data_type), in.rank, reinterpret_cast<void*>(in.address),
                   in.dims, in.strides, in.box, in.element_strides, static_cast<CUtensorMapInterleave>(in.interleave),
                   static_cast<CUtensorMapSwizzle>(in.swizzle), static_cast<CUtensorMapL2promotion>(in.l2_promotion),
                   static_cast<CUtensorMapFloatOOBfill>(in.oob_fill));
-  });
-  if (last != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled failed on the captured inputs");
-  return ns;
+    return last == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+  };
+  try {
+    return mean_ns(iterations, probe, "cuTensorMapEncodeTiled");
+  } catch (std::runtime_error const&) {
+    throw std::runtime_error("cuTensorMapEncodeTiled failed on the captured inputs (CUresult " +
+                             std::to_string(static_cast<int>(last)) + ")");
+  }
 }
 
 }  // namespace co::trace

@@ -52,16 +52,17 @@ struct ActivityRecord {
   uint32_t thread_id;
 };
 
-// Callback API: counts every runtime and driver API entry by name and phase. Throws on CUPTI errors.
+// Callback API: counts every runtime and driver API entry by name and phase. Every function throws on a
+// CUPTI error (std::runtime_error) and on misuse (std::logic_error): starting a session while one is
+// active, or stopping one that is not, is refused rather than silently cutting the outer session short.
 CO_TRACE_API void start_counting();
 CO_TRACE_API void stop_counting();
-CO_TRACE_API bool counting();
 CO_TRACE_API std::vector<CountRow> counts();
 
-// Activity API: API calls and kernels with timestamps on one clock.
+// Activity API: API calls and kernels with timestamps on one clock. Same errors as above; stop_activity()
+// also throws if CUPTI dropped records, since a timeline with holes would misplace what it shows.
 CO_TRACE_API void start_activity();
 CO_TRACE_API std::vector<ActivityRecord> stop_activity();
-CO_TRACE_API uint64_t timestamp_ns();
 
 // The inputs of each cuTensorMapEncodeTiled seen while counting (up to 256), so unit costs can be
 // measured on the exact descriptors CUTLASS builds.

@@ -29,14 +29,15 @@ namespace {
 thread_local Phase t_phase = Phase::kOutside;
 
 constexpr int kPhases = static_cast<int>(Phase::kCount);
-constexpr int kMaxCbid = CUPTI_DRIVER_TRACE_CBID_SIZE > CUPTI_RUNTIME_TRACE_CBID_SIZE
-                             ? CUPTI_DRIVER_TRACE_CBID_SIZE : CUPTI_RUNTIME_TRACE_CBID_SIZE;
+constexpr int kDriverCbids = static_cast<int>(CUPTI_DRIVER_TRACE_CBID_SIZE);
+constexpr int kRuntimeCbids = static_cast<int>(CUPTI_RUNTIME_TRACE_CBID_SIZE);
+constexpr int kMaxCbid = kDriverCbids > kRuntimeCbids ? kDriverCbids : kRuntimeCbids;
 
 // [phase][0 = runtime, 1 = driver][callback id]
 std::array<std::array<std::array<std::atomic<uint64_t>, kMaxCbid>, 2>, kPhases> g_counts;
 std::mutex g_mutex;
 CUpti_SubscriberHandle g_subscriber = nullptr;
-std::atomic<bool> g_counting{false};
+bool g_counting = false;  // guarded by g_mutex
 std::mutex g_encode_mutex;
 std::vector<EncodeInputs> g_encodes;
 
@@ -86,10 +87,13 @@ std::vector<ActivityRecord> g_records;
 std::mutex g_records_mutex;
 constexpr size_t kBufferBytes = 8u << 20;
 
+std::atomic<uint64_t> g_dropped{0};
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
-  *size = kBufferBytes;
+  *size = *buffer ? kBufferBytes : 0;  // no buffer: CUPTI drops records, counted in buffer_completed
   *max_records = 0;
+  if (*buffer == nullptr) g_dropped.fetch_add(1);
 }
 
 std::string callback_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
@@ -107,10 +111,13 @@ std::string callback_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   return s;
 }
 
-void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t, size_t valid) {
   CUpti_Activity* record = nullptr;
   std::vector<ActivityRecord> local;
-  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) g_dropped.fetch_add(dropped);
+  CUptiResult status = CUPTI_SUCCESS;
+  while ((status = cuptiActivityGetNextRecord(buffer, valid, &record)) == CUPTI_SUCCESS) {
     if (record->kind == CUPTI_ACTIVITY_KIND_RUNTIME || record->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
       auto const* api = reinterpret_cast<CUpti_ActivityAPI const*>(record);
       bool driver = record->kind == CUPTI_ACTIVITY_KIND_DRIVER;
@@ -122,12 +129,14 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       local.push_back({"kernel", k->name ? k->name : "?", k->start, k->end, k->correlationId, 0});
     }
   }
-  std::free(buffer);
+  if (buffer != nullptr && status != CUPTI_ERROR_MAX_LIMIT_REACHED) g_dropped.fetch_add(1);  // unreadable rest
+  std::free(buffer);  // free(nullptr) is a no-op: the dropped-buffer case
   std::lock_guard<std::mutex> lock(g_records_mutex);
   g_records.insert(g_records.end(), local.begin(), local.end());
 }
 
 bool g_activity_registered = false;
+bool g_activity = false;
 
 }  // namespace
 
@@ -135,6 +144,10 @@ void set_phase(Phase p) noexcept { t_phase = p; }
 
 void start_counting() {
   std::lock_guard<std::mutex> lock(g_mutex);
+  // One subscriber, one set of counters: a nested session would reset them and end the outer one early.
+  if (g_counting) {
+    throw std::logic_error("CUPTI counting is already active: count_calls() sessions cannot be nested");
+  }
   for (auto& phase : g_counts)
     for (auto& domain : phase)
       for (auto& c : domain) c.store(0, std::memory_order_relaxed);
@@ -142,27 +155,33 @@ void start_counting() {
     std::lock_guard<std::mutex> el(g_encode_mutex);
     g_encodes.clear();
   }
-  if (g_subscriber == nullptr) {
-    check(cuptiSubscribe(&g_subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_api), nullptr), "cuptiSubscribe");
+  check(cuptiSubscribe(&g_subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_api), nullptr), "cuptiSubscribe");
+  try {
+    check(cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API), "cuptiEnableDomain(runtime)");
+    check(cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API), "cuptiEnableDomain(driver)");
+  } catch (...) {
+    cuptiUnsubscribe(g_subscriber);  // the enable error is the one to report
+    g_subscriber = nullptr;
+    throw;
   }
-  check(cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API), "cuptiEnableDomain(runtime)");
-  check(cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API), "cuptiEnableDomain(driver)");
   g_counting = true;
 }
 
 void stop_counting() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_subscriber != nullptr) {
-    // Unsubscribing (not only disabling) leaves the process as if CUPTI had never been attached.
-    cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
-    cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
-    cuptiUnsubscribe(g_subscriber);
-    g_subscriber = nullptr;
+  if (!g_counting) {
+    throw std::logic_error("CUPTI counting is not active: stop_counting() without start_counting()");
   }
   g_counting = false;
+  // Unsubscribing (not only disabling) leaves the process as if CUPTI had never been attached. All three
+  // calls run even if one fails; the first failure is reported.
+  CUptiResult results[] = {cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API),
+                           cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API),
+                           cuptiUnsubscribe(g_subscriber)};
+  g_subscriber = nullptr;
+  char const* what[] = {"cuptiEnableDomain(0, runtime)", "cuptiEnableDomain(0, driver)", "cuptiUnsubscribe"};
+  for (int i = 0; i < 3; ++i) check(results[i], what[i]);
 }
-
-bool counting() { return g_counting; }
 
 std::vector<EncodeInputs> captured_encodes() {
   std::lock_guard<std::mutex> lock(g_encode_mutex);
@@ -188,6 +207,9 @@ std::vector<CountRow> counts() {
 
 void start_activity() {
   std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_activity) {
+    throw std::logic_error("a CUPTI timeline is already being recorded: record_timeline() cannot be nested");
+  }
   {
     std::lock_guard<std::mutex> rl(g_records_mutex);
     g_records.clear();
@@ -196,28 +218,44 @@ void start_activity() {
     check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
     g_activity_registered = true;
   }
-  check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), "cuptiActivityEnable(RUNTIME)");
-  check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), "cuptiActivityEnable(DRIVER)");
-  check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
+  CUpti_ActivityKind const kinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+                                      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
+  for (std::size_t i = 0; i < 3; ++i) {
+    CUptiResult r = cuptiActivityEnable(kinds[i]);
+    if (r != CUPTI_SUCCESS) {
+      for (std::size_t j = 0; j < i; ++j) cuptiActivityDisable(kinds[j]);
+      check(r, "cuptiActivityEnable");
+    }
+  }
+  g_dropped = 0;
+  g_activity = true;
 }
 
 std::vector<ActivityRecord> stop_activity() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  std::lock_guard<std::mutex> rl(g_records_mutex);
+  if (!g_activity) {
+    throw std::logic_error("no CUPTI timeline is being recorded: stop_activity() without start_activity()");
+  }
+  g_activity = false;
+  CUptiResult results[] = {cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
+                           cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME),
+                           cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER),
+                           cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+                           cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)};
   std::vector<ActivityRecord> out;
-  out.swap(g_records);
+  {
+    std::lock_guard<std::mutex> rl(g_records_mutex);
+    out.swap(g_records);
+  }
+  char const* what[] = {"cuptiActivityFlushAll", "cuptiActivityDisable(RUNTIME)", "cuptiActivityDisable(DRIVER)",
+                        "cuptiActivityDisable(CONCURRENT_KERNEL)", "cuptiActivityFlushAll"};
+  for (int i = 0; i < 5; ++i) check(results[i], what[i]);
+  // A timeline with holes would misplace nesting and kernel times: refuse it rather than return it.
+  if (g_dropped != 0) {
+    throw std::runtime_error("CUPTI dropped " + std::to_string(g_dropped.load()) +
+                             " activity records (a buffer could not be allocated or filled); record fewer calls");
+  }
   return out;
-}
-
-uint64_t timestamp_ns() {
-  uint64_t t = 0;
-  cuptiGetTimestamp(&t);
-  return t;
 }
 
 }  // namespace trace

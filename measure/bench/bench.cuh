@@ -1,5 +1,5 @@
-// One benchmark loop for every GEMM variant and mode (see Mode in gemm_api.h). Included by the
-// variant's .cu after its CUTLASS types, so it compiles against the same CUTLASS tree.
+// One benchmark loop for every GEMM variant and mode (see Mode in bench.h). Included by the
+// variant's .cu (repro/) after its CUTLASS types, so it compiles against the same CUTLASS tree.
 #pragma once
 
 #include <chrono>
@@ -9,7 +9,8 @@
 #include "cutlass/version.h"
 #include "cutlass/util/device_memory.h"
 
-#include "gemm_api.h"
+#include "bench.h"
+#include "cuda_handles.h"
 #include "phase.hpp"
 
 // The seed calls CUTLASS_CHECK; in a library it must throw (examples' version calls exit()).
@@ -26,12 +27,6 @@
 
 namespace co {
 
-inline void cuda_check(cudaError_t e, char const* what) {
-  if (e != cudaSuccess) {
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
-  }
-}
-
 template <std::size_t N>
 struct ParamBlock {
   alignas(16) unsigned char bytes[N];
@@ -40,23 +35,17 @@ struct ParamBlock {
 template <std::size_t N>
 __global__ void empty_kernel(__grid_constant__ ParamBlock<N> const) {}
 
-// call() recorded into a graph that is never launched (BenchOptions::capture_each_call).
+// call() recorded into a graph that is never launched (BenchOptions::capture_each_call). The guard
+// ends the capture if call() throws, so the stream is usable again.
 template <class Call>
 void call_captured(Call&& call, cudaStream_t stream) {
-  cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
-  cudaGraph_t graph = nullptr;
-  try {
-    call();
-  } catch (...) {
-    cudaStreamEndCapture(stream, &graph);
-    if (graph) cudaGraphDestroy(graph);
-    throw;
-  }
-  cuda_check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-  cuda_check(cudaGraphDestroy(graph), "cudaGraphDestroy");
+  CaptureGuard capture(stream, cudaStreamCaptureModeRelaxed);
+  call();
+  capture.end();  // the returned Graph is destroyed here, unlaunched
 }
 
-// Times `iterations` calls of `call()`; see BenchResult for what each number means.
+// Times `iterations` calls of `call()`; see BenchResult for what each number means. Every CUDA call is
+// checked; events and the phase sink are released on every way out (see cuda_handles.h, phase.hpp).
 template <class Call>
 BenchResult time_loop(Call&& plain_call, BenchOptions const& o) {
   using Clock = std::chrono::steady_clock;
@@ -68,35 +57,33 @@ BenchResult time_loop(Call&& plain_call, BenchOptions const& o) {
     }
   };
   for (int i = 0; i < o.warmup; ++i) call();
-  cuda_check(cudaStreamSynchronize(o.stream), "cudaStreamSynchronize");
+  cuda_check(cudaStreamSynchronize(o.stream), "cudaStreamSynchronize after the warm-up");
 
-  cudaEvent_t start, stop;
-  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  Event start = make_event();
+  Event stop = make_event();
   PhaseTimes phases;
-  phase_sink() = &phases;
-  cuda_check(cudaEventRecord(start, o.stream), "cudaEventRecord");
-  Clock::time_point t0 = Clock::now();
+  Clock::time_point t0, t1, t2;
   Clock::duration drained{};  // time spent draining before calls, excluded from host time
-  for (int i = 0; i < o.iterations; ++i) {
-    if (o.drain_between_calls) {
-      Clock::time_point d0 = Clock::now();
-      cudaStreamSynchronize(o.stream);
-      drained += Clock::now() - d0;
+  {
+    PhaseSinkGuard sink(&phases);
+    cuda_check(cudaEventRecord(start.get(), o.stream), "cudaEventRecord(start)");
+    t0 = Clock::now();
+    for (int i = 0; i < o.iterations; ++i) {
+      if (o.drain_between_calls) {
+        Clock::time_point d0 = Clock::now();
+        cuda_check(cudaStreamSynchronize(o.stream), "cudaStreamSynchronize before a call");
+        drained += Clock::now() - d0;
+      }
+      call();
+      if (o.sync_each_call) cuda_check(cudaStreamSynchronize(o.stream), "cudaStreamSynchronize after a call");
     }
-    call();
-    if (o.sync_each_call) cudaStreamSynchronize(o.stream);
+    t1 = Clock::now();
+    cuda_check(cudaEventRecord(stop.get(), o.stream), "cudaEventRecord(stop)");
+    cuda_check(cudaEventSynchronize(stop.get()), "cudaEventSynchronize after the timed loop");
+    t2 = Clock::now();
   }
-  Clock::time_point t1 = Clock::now();
-  cudaEventRecord(stop, o.stream);
-  cudaError_t sync = cudaEventSynchronize(stop);
-  Clock::time_point t2 = Clock::now();
-  phase_sink() = nullptr;
   float gpu_ms = 0;
-  cudaEventElapsedTime(&gpu_ms, start, stop);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cuda_check(sync, "cudaEventSynchronize after the timed loop");
+  cuda_check(cudaEventElapsedTime(&gpu_ms, start.get(), stop.get()), "cudaEventElapsedTime");
 
   BenchResult r;
   r.iterations = o.iterations;
@@ -131,11 +118,17 @@ BenchResult bench_gemm(Seed&& seed, MakeArgs&& make_args, BenchOptions const& o)
   }
   if (o.mode == Mode::kBareLaunch) {
     constexpr std::size_t kBytes = sizeof(typename Gemm::Params);
-    return time_loop([&] {
+    BenchResult r = time_loop([&] {
       PhaseScope phase;
       phase.enter(Phase::kRun);
       empty_kernel<kBytes><<<1, 128, 0, o.stream>>>(ParamBlock<kBytes>{});
     }, o);
+    // <<<>>> returns nothing; a failed launch is reported here, so the timed loop stays one launch per call.
+    cuda_check(cudaGetLastError(), "empty kernel launch");
+    return r;
+  }
+  if (o.mode != Mode::kFloor && o.mode != Mode::kGraph) {
+    throw std::invalid_argument("unknown benchmark mode " + std::to_string(static_cast<int>(o.mode)));
   }
   // kFloor and kGraph: everything but the launch happens once, outside the timed loop.
   Gemm gemm;
@@ -153,21 +146,20 @@ BenchResult bench_gemm(Seed&& seed, MakeArgs&& make_args, BenchOptions const& o)
   if (o.stream == nullptr) {
     throw std::invalid_argument("graph mode needs a non-default stream to capture on");
   }
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  cuda_check(cudaStreamBeginCapture(o.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-  cutlass::Status launched = gemm.run(o.stream);
-  cuda_check(cudaStreamEndCapture(o.stream, &graph), "cudaStreamEndCapture");
-  CUTLASS_CHECK(launched);
-  cuda_check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-  BenchResult r = time_loop([&] {
+  Graph graph;
+  {
+    CaptureGuard capture(o.stream, cudaStreamCaptureModeThreadLocal);
+    cutlass::Status launched = gemm.run(o.stream);
+    graph = capture.end();
+    CUTLASS_CHECK(launched);
+  }
+  GraphExec exec;
+  cuda_check(cudaGraphInstantiate(exec.out(), graph.get(), 0), "cudaGraphInstantiate");
+  return time_loop([&] {
     PhaseScope phase;
     phase.enter(Phase::kRun);
-    cudaGraphLaunch(exec, o.stream);
+    cuda_check(cudaGraphLaunch(exec.get(), o.stream), "cudaGraphLaunch");
   }, o);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  return r;
 }
 
 }  // namespace co

@@ -1,0 +1,71 @@
+// What a benchmark loop is asked to do and what it returns: the plain types shared by the timing
+// loop (bench.cuh), every GEMM variant (repro/) and their callers (the Python modules, the doctor).
+// No CUTLASS types here, so this header compiles in any translation unit.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <stdexcept>
+
+#include "co_trace.h"
+
+namespace co {
+
+// How a benchmark calls the GEMM.
+enum class Mode : int {
+  kSeed = 0,        // the seed's pattern every call: Gemm, args, workspace, can_implement, initialize, run(args)
+  kInitializeRun,   // the same, but gemm.run(stream) instead of gemm.run(args, ...): one initialize per call
+  kFloor,           // CUTLASS's own floor: initialize once, then gemm.run(stream) per call
+  kGraph,           // the floor's launch captured once into a CUDA graph, cudaGraphLaunch per call
+  kBareLaunch,      // an empty kernel with a parameter block of sizeof(Gemm::Params): the launch floor
+  kCount
+};
+
+// The names Python knows the modes by (exported as cutlass_overhead._trace.Mode).
+inline char const* mode_name(Mode m) {
+  switch (m) {
+    case Mode::kSeed: return "seed";
+    case Mode::kInitializeRun: return "initialize_run";
+    case Mode::kFloor: return "floor";
+    case Mode::kGraph: return "graph";
+    case Mode::kBareLaunch: return "bare_launch";
+    default: return "invalid";
+  }
+}
+
+struct BenchOptions {
+  Mode mode = Mode::kSeed;
+  int iterations = 1000;
+  int warmup = 20;
+  bool sync_each_call = false;  // cudaStreamSynchronize after every call (a call that synchronizes)
+  // Drain the stream before each call, outside the timed span: host time per call is then the call's
+  // own, whatever the kernel's length (the launch queue never fills). host_ns_per_call sums only calls.
+  bool drain_between_calls = false;
+  // Record each call into a CUDA graph that is destroyed unlaunched: the host path runs, no kernel does.
+  // Forced on in the "host path on Hopper" build; on the SM90 twin it measures what the capture changes.
+  bool capture_each_call = false;
+  cudaStream_t stream = nullptr;
+};
+
+struct BenchResult {
+  int iterations = 0;
+  double host_ns_per_call = 0;  // loop start to the last call's return, nothing waited for
+  double loop_ns_per_iter = 0;  // loop start to the stream drained
+  double gpu_ns_per_iter = 0;   // cudaEvent span of the loop on the stream
+  std::array<double, static_cast<int>(Phase::kCount)> phase_ns_per_call{};
+};
+
+// A CUTLASS call returned a status other than kSuccess.
+class CutlassError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A CUDA runtime call failed.
+class CudaError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace co

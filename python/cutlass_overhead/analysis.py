@@ -1,0 +1,296 @@
+"""Analysis of measured numbers: pure functions, no device, no CUPTI.
+
+* counts    per-call API counts from two counting sessions (the harness's fixed calls cancel)
+* attribute per phase: counts x unit costs against the measured phase time, with the remainder shown;
+            driver calls made inside a runtime call are priced once, through the runtime call
+* model     loop time = max(kernel, host) without sync, kernel + host with sync per call
+* verdicts  candidates for the issue's 625 us loop, the issue-like shape's loop/kernel, the targets
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from ._steps import key_of, mean, median, require
+from .issue import ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US
+from .present import fmt
+from .workloads import CountRow, Record
+
+ATTRIBUTION_VARIANTS: tuple[str, ...] = ("original", "patched", "direct", "O0")
+SYNC_KEY = "original/seed/sync_each_call"
+
+# Unit-cost probes (measure/trace/unit_costs.cu) that price an API of the same name.
+SAME_NAMED_PROBES: tuple[str, ...] = (
+    "cudaGetDriverEntryPointByVersion", "cudaGetDriverEntryPoint", "cudaDriverGetVersion",
+    "cuDriverGetVersion", "cudaGetDevice", "cudaGetLastError")
+LAUNCH_APIS: tuple[str, ...] = ("cudaLaunchKernel", "cudaLaunchKernelExC")
+FUNC_ATTRIBUTE_PROBE_PREFIX = "cudaFuncSetAttribute("
+LAUNCH_PROBE_PREFIX = "kernel launch"
+MALLOC_PROBE = "cudaMalloc(0)"
+ENCODE_API = "cuTensorMapEncodeTiled"
+
+# The K step of the search for a kernel as long as the issue's.
+SEARCH_K_STEP = 256
+
+
+# ---- Counts -------------------------------------------------------------------------------------------
+
+
+def count_difference(more: list[CountRow], fewer: list[CountRow]) -> dict[tuple[str, str, str], int]:
+    """Per (phase, domain, api): calls in the longer session minus calls in the shorter one."""
+    table: dict[tuple[str, str, str], int] = defaultdict(int)
+    for phase, domain, api, n in more:
+        table[(phase, domain, api)] += n
+    for phase, domain, api, n in fewer:
+        table[(phase, domain, api)] -= n
+    return {key: n for key, n in table.items() if n != 0}
+
+
+def counts_entry(difference: dict[tuple[str, str, str], int], calls: int) -> dict[str, Any]:
+    per_call: dict[str, dict[str, float]] = defaultdict(dict)
+    totals: dict[str, float] = defaultdict(float)
+    domains: dict[str, str] = {}
+    for (phase, domain, api), n in sorted(difference.items()):
+        per_call[phase][api] = per_call[phase].get(api, 0.0) + n / calls
+        totals[api] += n / calls
+        domains[api] = domain
+    return {"calls": calls, "per_call": dict(per_call), "totals": dict(totals), "domains": domains,
+            "method": f"calls counted over {2 * calls} GEMM calls minus those over {calls}, divided by {calls}: "
+                      "the benchmark harness's own fixed calls cancel"}
+
+
+# ---- Attribution ----------------------------------------------------------------------------------------
+
+
+def price_table(unit_costs: dict[str, float], encode_costs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """API name -> {"probe": the unit-cost measurement that prices it, "ns": its cost}."""
+    prices = {api: {"probe": api, "ns": unit_costs[api]} for api in SAME_NAMED_PROBES if api in unit_costs}
+    if encode_costs:
+        prices[ENCODE_API] = {"probe": f"mean of the {len(encode_costs)} measured encodes",
+                              "ns": mean([e["ns"] for e in encode_costs])}
+    attribute = [ns for name, ns in unit_costs.items() if name.startswith(FUNC_ATTRIBUTE_PROBE_PREFIX)]
+    if attribute:
+        prices["cudaFuncSetAttribute"] = {"probe": "mean of the cudaFuncSetAttribute(...) probes",
+                                          "ns": mean(attribute)}
+    if MALLOC_PROBE in unit_costs:
+        prices["cudaMalloc"] = {"probe": MALLOC_PROBE, "ns": unit_costs[MALLOC_PROBE]}
+    launch = sorted(name for name in unit_costs if name.startswith(LAUNCH_PROBE_PREFIX))
+    for api in LAUNCH_APIS if launch else ():
+        prices[api] = {"probe": launch[0], "ns": unit_costs[launch[0]]}
+    return prices
+
+
+def _contained(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether [start, end] lies inside one of the sorted, non-overlapping spans."""
+    i = bisect.bisect_right(spans, (start, math.inf)) - 1
+    return i >= 0 and spans[i][1] >= end
+
+
+def nested_fractions(records: Sequence[Record]) -> dict[str, float]:
+    """Per driver API in a timeline: the fraction of its calls made inside a runtime call (same thread)."""
+    spans: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for kind, _, start, end, _, thread in records:
+        if kind == "runtime":
+            spans[thread].append((start, end))
+    for s in spans.values():
+        s.sort()
+    inside, total = Counter[str](), Counter[str]()
+    for kind, name, start, end, _, thread in records:
+        if kind == "driver":
+            total[name] += 1
+            inside[name] += _contained(spans.get(thread, []), start, end)
+    return {name: inside[name] / n for name, n in total.items()}
+
+
+def split_nested(api: str, domain: str, count: float, priced: bool, nested: dict[str, float] | None) -> float:
+    """How many of `count` driver calls were made inside runtime calls (so the runtime call's price covers them).
+
+    From the variant's timeline where it saw the API; otherwise by rule: a driver call with a unit cost of its
+    own (cuTensorMapEncodeTiled, cuDriverGetVersion) is the library's, any other one is the runtime's.
+    """
+    if domain != "driver":
+        return 0.0
+    if nested is not None and api in nested:
+        return count * nested[api]
+    return 0.0 if priced else count
+
+
+def attribute_phase(phase: str, per_call: dict[str, float], domains: dict[str, str], measured_us: float,
+                    prices: dict[str, dict[str, Any]], nested: dict[str, float] | None) -> dict[str, Any]:
+    terms: list[dict[str, Any]] = []
+    inside: list[dict[str, Any]] = []
+    unpriced: list[dict[str, Any]] = []
+    for api, count in sorted(per_call.items()):
+        domain = domains.get(api, "runtime")
+        within = split_nested(api, domain, count, api in prices, nested)
+        own = count - within
+        if within > 0:
+            inside.append({"api": api, "count": within})
+        if own > 0 and api in prices:
+            price = prices[api]
+            terms.append({"api": api, "count": own, "unit": price["probe"], "unit_ns": price["ns"],
+                          "us": own * price["ns"] / 1e3})
+        elif own > 0:
+            unpriced.append({"api": api, "domain": domain, "count": own})
+    explained = sum(t["us"] for t in terms)
+    return {"phase": phase, "measured_us": measured_us, "explained_us": explained,
+            "remainder_us": measured_us - explained, "terms": terms, "nested": inside, "unpriced": unpriced}
+
+
+def attribute_variant(counts: dict[str, Any], timing: dict[str, Any], prices: dict[str, dict[str, Any]],
+                      nested: dict[str, float] | None, phase_order: Sequence[str]) -> list[dict[str, Any]]:
+    per_call, phase_us = counts["per_call"], timing["phase_us"]
+    phases = [p for p in phase_order if per_call.get(p) or phase_us.get(p, 0.0) > 0]
+    phases += [p for p in per_call if p not in phases]
+    return [attribute_phase(p, per_call.get(p, {}), counts["domains"], phase_us.get(p, 0.0), prices, nested)
+            for p in phases]
+
+
+def attribution(results: dict[str, Any], timelines: dict[str, list[Record]],
+                phase_order: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Every seed variant with both counts and timings; also sets results["attribution_prices"]."""
+    require(results, "unit_costs_ns", "encode_costs")
+    prices = price_table(results["unit_costs_ns"], results["encode_costs"])
+    results["attribution_prices"] = prices
+    out = {}
+    for variant in ATTRIBUTION_VARIANTS:
+        key = key_of(variant, "seed")
+        if key in results.get("counts", {}) and key in results.get("timings", {}):
+            nested = nested_fractions(timelines[variant]) if variant in timelines else None
+            out[key] = attribute_variant(results["counts"][key], results["timings"][key], prices, nested,
+                                         phase_order)
+    return out
+
+
+# ---- Kernel time, the loop model, the sweep --------------------------------------------------------
+
+
+def median_kernel_us(records: Sequence[Record]) -> float:
+    """Median duration of the most frequent kernel in a timeline."""
+    kernels = [r for r in records if r[0] == "kernel"]
+    if not kernels:
+        raise RuntimeError("the CUPTI timeline holds no kernel records")
+    name = Counter(r[1] for r in kernels).most_common(1)[0][0]
+    return median([(r[3] - r[2]) / 1e3 for r in kernels if r[1] == name])
+
+
+def next_k(k: int, measured_us: float, target_us: float) -> int:
+    """K scaled so the kernel time (about linear in K) hits the target, on the search's K step."""
+    if measured_us <= 0:
+        raise RuntimeError(f"kernel time {measured_us} us cannot be scaled")
+    return max(SEARCH_K_STEP, round(k * target_us / measured_us / SEARCH_K_STEP) * SEARCH_K_STEP)
+
+
+def model_loop(kernel: float, host: float, sync: bool) -> tuple[float, str]:
+    if sync:
+        return kernel + host, "kernel + host (host: the same variant and mode without sync)"
+    return max(kernel, host), "max(kernel, host)"
+
+
+def sweep_rows(shape: dict[str, int], kernel: float, timed: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Sweep rows at one shape: the report's host and loop times beside the child's kernel time."""
+    unsynced = {(t["variant"], t["mode"]): t["host_us"] for t in timed if not t["sync_each_call"]}
+    rows: list[dict[str, Any]] = []
+    for t in timed:
+        host = unsynced.get((t["variant"], t["mode"]), t["host_us"])
+        model, how = model_loop(kernel, host, t["sync_each_call"])
+        rows.append({**shape, "kernel_us": kernel, "variant": t["variant"], "mode": t["mode"],
+                     "sync_each_call": t["sync_each_call"], "host_us": t["host_us"], "loop_us": t["loop_us"],
+                     "model_us": model, "model": how})
+    return rows
+
+
+def relative_records(records: Sequence[Record]) -> list[dict[str, Any]]:
+    """A timeline for the JSON: times in us from its first record, in start order."""
+    if not records:
+        return []
+    t0 = min(r[2] for r in records)
+    return [{"kind": kind, "name": name, "start_us": (start - t0) / 1e3, "end_us": (end - t0) / 1e3,
+             "thread": thread} for kind, name, start, end, _, thread in sorted(records, key=lambda r: r[2])]
+
+
+# ---- O0 vs O3, candidates, targets ---------------------------------------------------------------------
+
+
+def o0_vs_o3(results: dict[str, Any]) -> dict[str, Any]:
+    timings = results.get("timings", {})
+    if "O0/seed" not in timings or "original/seed" not in timings:
+        reason = results.get("variants", {}).get("O0") or "O0/seed or original/seed was not timed"
+        return {"status": f"not measured: {reason}"}
+    o3, o0 = timings["original/seed"], timings["O0/seed"]
+    return {"status": "measured", "o3_host_us": o3["host_us"], "o0_host_us": o0["host_us"],
+            "factor": o0["host_us"] / o3["host_us"], "o3_phase_us": o3["phase_us"], "o0_phase_us": o0["phase_us"]}
+
+
+def candidate(cause: str, host_us: float | None, base_us: float, gpu: str, missing: str = "") -> dict[str, Any]:
+    if host_us is None:
+        return {"cause": cause, "measured_on": gpu, "host_us": None, "factor_vs_original_o3": None,
+                "note": f"not measured: {missing or 'see errors'}"}
+    return {"cause": cause, "measured_on": gpu, "host_us": host_us, "factor_vs_original_o3": host_us / base_us}
+
+
+def issue_candidate(base_us: float) -> dict[str, Any]:
+    """What the issue reports, and the host cost per call it implies under either loop model."""
+    implied = {"without sync (loop = max(kernel, host))": ISSUE_LOOP_US,
+               "with sync per call (loop = kernel + host)": ISSUE_LOOP_US - ISSUE_KERNEL_US}
+    return {"cause": "the issue's report (reported there, not measured here)", "source": ISSUE,
+            "measured_on": None, "reported_kernel_us": ISSUE_KERNEL_US, "reported_loop_us": ISSUE_LOOP_US,
+            "reported_ratio": ISSUE_LOOP_US / ISSUE_KERNEL_US, "implied_host_us": implied,
+            "implied_factor_vs_original_o3": {k: v / base_us for k, v in implied.items()},
+            "note": "Blackwell/Thor numbers from the issue; this program measured nothing on that machine, and the "
+                    "factors compare the issue's host CPU with this one"}
+
+
+def issue_shape_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sweep's rows at the shape whose kernel takes about as long as the issue's."""
+    chosen = (results.get("kernel_search") or {}).get("chosen")
+    if not chosen:
+        return []
+    key = (chosen["m"], chosen["n"], chosen["k"])
+    return [r for r in results.get("sweep") or [] if (r["m"], r["n"], r["k"]) == key]
+
+
+def issue_shape_ratios(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """loop / kernel at the issue-like shape, to set beside the issue's 625 / 91."""
+    return [{"m": r["m"], "n": r["n"], "k": r["k"], "variant": r["variant"], "mode": r["mode"],
+             "sync_each_call": r["sync_each_call"], "kernel_us": r["kernel_us"], "loop_us": r["loop_us"],
+             "loop_over_kernel": r["loop_us"] / r["kernel_us"]} for r in issue_shape_rows(results)]
+
+
+def synced_at_issue_shape(results: dict[str, Any]) -> float | None:
+    rows = [r for r in issue_shape_rows(results)
+            if (r["variant"], r["mode"], r["sync_each_call"]) == ("original", "seed", True)]
+    return rows[0]["host_us"] if rows else None
+
+
+def candidates_625(results: dict[str, Any], gpu: str) -> list[dict[str, Any]]:
+    require(results, "timings:original/seed")
+    timings, tracing = results["timings"], results.get("tracing_cost") or {}
+    base = timings["original/seed"]["host_us"]
+    o0_missing = results.get("variants", {}).get("O0") or "O0/seed was not timed"
+    chosen = (results.get("kernel_search") or {}).get("chosen") or {}
+    issue_shape = (f"M={chosen.get('m')} N={chosen.get('n')} K={chosen.get('k')}, "
+                   f"kernel {fmt(chosen.get('kernel_us'))} us")
+    rows = [
+        candidate("original CUTLASS, host code -O3 (baseline)", base, base, gpu),
+        candidate("host code built -O0 (a CMake Debug build)", timings.get("O0/seed", {}).get("host_us"), base, gpu,
+                  o0_missing),
+        candidate("CUPTI API tracing on (a profiler attached)", tracing.get("on_host_us"), base, gpu),
+        candidate("-O0 host build and CUPTI tracing together", tracing.get("o0_on_host_us"), base, gpu, o0_missing),
+        candidate("cudaStreamSynchronize after every call (host waits for each kernel; headline shape)",
+                  timings.get(SYNC_KEY, {}).get("host_us"), base, gpu),
+        candidate(f"cudaStreamSynchronize after every call at the issue-like shape ({issue_shape}; includes the wait)",
+                  synced_at_issue_shape(results), base, gpu, "no shape with an issue-like kernel time was measured"),
+    ]
+    return rows + [issue_candidate(base)]
+
+
+def targets(results: dict[str, Any]) -> dict[str, Any]:
+    require(results, "timings:original/seed", "timings:patched/seed", "timings:original/floor")
+    t = results["timings"]
+    return {"patched_vs_floor": t["patched/seed"]["host_us"] / t["original/floor"]["host_us"],
+            "original_vs_patched": t["original/seed"]["host_us"] / t["patched/seed"]["host_us"]}

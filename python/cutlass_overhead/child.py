@@ -1,0 +1,330 @@
+"""The CUPTI child: every measurement that needs CUPTI, in a process of its own.
+
+Once CUPTI has been used in a process, every later CUDA call in it stays slower, so the report's own
+process never touches it. The CLI runs `python -m cutlass_overhead.report --cupti-child IN_JSON OUT_JSON`;
+child_measure does the work there (counts, captured encodes, kernel times, the kernel search, timelines,
+the tracing cost and a residue check) and merge_child puts its JSON into the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ._steps import attempt, one_line, record_error, run_step
+from .analysis import (ATTRIBUTION_VARIANTS, count_difference, counts_entry, median_kernel_us, next_k,
+                       relative_records)
+from .issue import ISSUE, ISSUE_KERNEL_US
+from .present import jsonable
+from .timing import measure_each, median_bench, summarize_runs
+from .workloads import ChildRunner, Context, Record, Shape, Workload
+
+COUNT_KEYS: tuple[tuple[str, str], ...] = (
+    ("original", "seed"), ("patched", "seed"), ("direct", "seed"), ("O0", "seed"),
+    ("original", "initialize_run"), ("original", "floor"))
+
+# How long the CUPTI child may run, and how much of its stderr an error keeps.
+CHILD_TIMEOUT_S = 3600
+STDERR_TAIL_CHARS = 4000
+CHILD_STEP = "cupti child"
+
+# Where the search for a kernel as long as the issue's starts (the brief's M=N=4096, K=2048).
+SEARCH_START = (4096, 4096, 2048)
+
+
+# ---- Counts and captured encodes -----------------------------------------------------------------------
+
+
+def per_call_counts(ctx: Context, w: Workload, variant: str, mode: str) -> dict[str, Any]:
+    n = ctx.plan.count_calls
+    w.bench(variant, mode, 1, ctx.plan.warmup)  # warm-up, outside the counting
+    fewer = ctx.backend.count(lambda: w.bench(variant, mode, n, 0))
+    more = ctx.backend.count(lambda: w.bench(variant, mode, 2 * n, 0))
+    return counts_entry(count_difference(more, fewer), n)
+
+
+def measure_counts(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
+    return measure_each(ctx, results, COUNT_KEYS, "counts", lambda v, m: per_call_counts(ctx, ctx.headline, v, m))
+
+
+def capture_encodes(ctx: Context) -> list[dict[str, Any]]:
+    """CUPTI child: the inputs of each cuTensorMapEncodeTiled one original seed call makes."""
+    w, b = ctx.headline, ctx.backend
+
+    def one_call() -> None:
+        w.run("original")
+        w.sync()
+
+    one_call()
+    b.count(one_call)
+    return [dict(e) for e in b.captured_encodes()]
+
+
+# ---- Kernel times and the search for an issue-like kernel ------------------------------------------
+
+
+def kernel_us(ctx: Context, w: Workload, variant: str = "original") -> float:
+    w.bench(variant, "floor", 1, ctx.plan.warmup)
+    records = ctx.backend.timeline(lambda: w.bench(variant, "floor", ctx.plan.kernel_calls, 0))
+    return median_kernel_us(records)
+
+
+def search_issue_shape(ctx: Context, target_us: float = ISSUE_KERNEL_US) -> dict[str, Any]:
+    """Finds a shape whose kernel takes about as long as the issue's, by measuring, from SEARCH_START."""
+    shape = Shape(*SEARCH_START)
+    reason = ctx.kernel.unsupported(shape)
+    if reason:
+        return {"target_us": target_us, "status": f"not searched: {reason}", "tried": [], "chosen": None}
+    tried: list[dict[str, Any]] = []
+    for _ in range(ctx.plan.search_steps):
+        us = kernel_us(ctx, ctx.kernel.make(shape))
+        tried.append({**shape.as_dict(), "kernel_us": us})
+        k = next_k(shape.k, us, target_us)
+        if k == shape.k or any(t["k"] == k for t in tried):
+            break
+        shape = Shape(shape.m, shape.n, k)
+    chosen = min(tried, key=lambda t: abs(t["kernel_us"] - target_us))
+    return {"target_us": target_us, "target_source": f"{ISSUE}: the issue's kernel time (not measured here)",
+            "status": "searched", "tried": tried, "chosen": chosen}
+
+
+def child_sweep_kernels(ctx: Context, out: dict[str, Any], shapes: Sequence[dict[str, int]]) -> list[dict[str, Any]]:
+    """CUPTI child: the kernel time at each sweep shape the parent timed."""
+    found: list[dict[str, Any]] = []
+    for s in shapes:
+        shape = Shape(s["m"], s["n"], s["k"])
+        us = attempt(out, f"kernel time {shape.label()}", lambda: kernel_us(ctx, ctx.kernel.make(shape)))
+        if us is not None:
+            found.append({**shape.as_dict(), "kernel_us": us})
+    return found
+
+
+# ---- Tracing cost ------------------------------------------------------------------------------------
+
+
+def traced_host_us(ctx: Context, variant: str) -> float:
+    """Median host us per seed call while CUPTI counts every API call."""
+    w, p = ctx.headline, ctx.plan
+    w.bench(variant, "seed", 1, p.warmup)
+    runs: list[dict[str, Any]] = []
+    for _ in range(p.repeats):
+        ctx.backend.count(lambda: runs.append(w.bench(variant, "seed", p.calls, p.warmup)))
+    return summarize_runs(runs)["host_us"]
+
+
+def untraced_host_us(ctx: Context, variant: str) -> float:
+    return median_bench(ctx, ctx.headline, variant, "seed")["host_us"]
+
+
+def tracing_off(ctx: Context, out: dict[str, Any]) -> dict[str, float]:
+    """CUPTI child, first of all: original/seed (and O0/seed) host us before this process has used CUPTI."""
+    off: dict[str, float] = {}
+    for variant in ("original", "O0"):
+        if variant in ctx.kernel.variants:
+            us = attempt(out, f"tracing cost off {variant}", lambda: untraced_host_us(ctx, variant))
+            if us is not None:
+                off[variant] = us
+    return off
+
+
+def tracing_on(ctx: Context, out: dict[str, Any], off: dict[str, float]) -> dict[str, Any]:
+    """CUPTI child: the same host times with count_calls active, beside `off` from the same process."""
+    if "original" not in off:
+        raise RuntimeError("needs original/seed host us without CUPTI, which was not measured (see the earlier error)")
+    on = traced_host_us(ctx, "original")
+    cost: dict[str, Any] = {"off_host_us": off["original"], "on_host_us": on, "factor": on / off["original"]}
+    if "O0" in off:
+        cost["o0_off_host_us"] = off["O0"]
+        cost["o0_on_host_us"] = attempt(out, "tracing cost O0", lambda: traced_host_us(ctx, "O0"))
+    return cost
+
+
+def cupti_residue(ctx: Context, off: dict[str, float]) -> dict[str, Any]:
+    """CUPTI child, last: original/seed host time again after all its CUPTI use, against its own time before
+    any; a ratio far from 1 means tracing left a cost in the process (why the parent never uses CUPTI)."""
+    if "original" not in off:
+        raise RuntimeError("needs original/seed host us without CUPTI, which was not measured (see the earlier error)")
+    before = off["original"]
+    after = untraced_host_us(ctx, "original")
+    return {"before_any_cupti_host_us": before, "after_all_cupti_host_us": after, "ratio": after / before}
+
+
+# ---- Timelines --------------------------------------------------------------------------------------
+
+
+def seed_timeline(ctx: Context, variant: str) -> list[Record]:
+    w, p = ctx.headline, ctx.plan
+    for _ in range(p.warmup):
+        w.run(variant)
+    w.sync()
+
+    def calls() -> None:
+        for _ in range(p.timeline_calls):
+            w.run(variant)
+        w.sync()  # inside the recording, so the kernels' records are complete
+
+    return ctx.backend.timeline(calls)
+
+
+def measure_timelines(ctx: Context, results: dict[str, Any]) -> dict[str, list[Record]]:
+    timelines: dict[str, list[Record]] = {}
+    for variant in ATTRIBUTION_VARIANTS:
+        if variant in ctx.kernel.variants:
+            records = attempt(results, f"timeline {variant}", lambda: seed_timeline(ctx, variant))
+            if records is not None:
+                timelines[variant] = records
+    return timelines
+
+
+# ---- Running the child and merging its output ----------------------------------------------------------
+
+
+class ChildFailed(RuntimeError):
+    """The CUPTI child process failed; `stderr_tail` is the end of what it wrote to stderr."""
+
+    def __init__(self, message: str, stderr_tail: str) -> None:
+        super().__init__(message)
+        self.stderr_tail = stderr_tail
+
+
+def child_request(ctx: Context, timed: dict[Shape, list[dict[str, Any]]]) -> dict[str, Any]:
+    """What the child needs beyond --m/--n/--k/--quick: the sweep shapes this process timed."""
+    return {"headline": ctx.headline.shape.as_dict(), "sweep_shapes": [s.as_dict() for s in timed]}
+
+
+def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
+    """Everything that needs CUPTI, in the child process. The tracing cost's "off" times come first, before
+    this process has used CUPTI at all; the residue check comes last, after all of it."""
+    if request.get("headline") != ctx.headline.shape.as_dict():
+        raise ValueError(f"the request's headline {request.get('headline')} is not this process's "
+                         f"{ctx.headline.shape.as_dict()}")
+    started = time.monotonic()
+    out: dict[str, Any] = {"pid": os.getpid(), "errors": []}
+    off = run_step(out, "tracing cost off (before any CUPTI use)", lambda: tracing_off(ctx, out)) or {}
+    out["tracing_cost"] = run_step(out, "tracing cost on", lambda: tracing_on(ctx, out, off))
+    out["counts"] = run_step(out, "counts", lambda: measure_counts(ctx, out)) or {}
+    out["encodes"] = run_step(out, "captured encodes", lambda: capture_encodes(ctx))
+    out["kernel_us"] = run_step(out, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
+    shapes = request.get("sweep_shapes") or []
+    out["sweep_kernel_us"] = run_step(out, "sweep kernel times", lambda: child_sweep_kernels(ctx, out, shapes)) or []
+    out["kernel_search"] = run_step(out, "kernel search", lambda: search_issue_shape(ctx)) or {}
+    timelines = run_step(out, "timelines", lambda: measure_timelines(ctx, out)) or {}
+    out["timelines"] = {variant: [list(r) for r in records] for variant, records in timelines.items()}
+    residue = run_step(out, "CUPTI residue check", lambda: cupti_residue(ctx, off))
+    if residue is not None and out["tracing_cost"] is not None:
+        out["tracing_cost"]["residue_check"] = residue
+    out["elapsed_s"] = time.monotonic() - started
+    return out
+
+
+def in_process_child(ctx: Context) -> ChildRunner:
+    """child_measure in this process, through JSON as from the real child. For the fakes only: on a GPU its
+    CUPTI use would slow every CUDA call this process makes afterwards."""
+    return lambda request: json.loads(json.dumps(jsonable(child_measure(ctx, request)), allow_nan=False))
+
+
+def child_command(args: argparse.Namespace, in_json: Path, out_json: Path) -> list[str]:
+    command = [sys.executable, "-m", "cutlass_overhead.report", "--cupti-child", str(in_json), str(out_json),
+               "--m", str(args.m), "--n", str(args.n), "--k", str(args.k)]
+    return command + (["--quick"] if args.quick else [])
+
+
+def _text(stream: str | bytes | None) -> str:
+    return stream.decode(errors="replace") if isinstance(stream, bytes) else stream or ""
+
+
+def run_child_process(command: Sequence[str], out_json: Path) -> dict[str, Any]:
+    """Runs the child to completion, relays its stderr (its step notes) and reads its output."""
+    try:
+        done = subprocess.run(list(command), capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired as error:
+        raise ChildFailed(f"timed out after {CHILD_TIMEOUT_S} s", _text(error.stderr)[-STDERR_TAIL_CHARS:]) from error
+    except OSError as error:
+        raise ChildFailed(f"could not start: {error}", "") from error
+    sys.stderr.write(done.stderr)
+    tail = done.stderr[-STDERR_TAIL_CHARS:]
+    if done.returncode != 0:
+        raise ChildFailed(f"exited with status {done.returncode}", tail)
+    try:
+        output = json.loads(out_json.read_text())
+    except (OSError, ValueError) as error:
+        raise ChildFailed(f"left no readable output ({type(error).__name__}: {error})", tail) from error
+    if not isinstance(output, dict):
+        raise ChildFailed(f"wrote {type(output).__name__}, not an object", tail)
+    return output
+
+
+def subprocess_child(args: argparse.Namespace) -> ChildRunner:
+    """The CLI's runner: `python -m cutlass_overhead.report --cupti-child IN OUT` with this run's shape and plan."""
+
+    def run(request: dict[str, Any]) -> dict[str, Any]:
+        with tempfile.TemporaryDirectory(prefix="cutlass-overhead-cupti-") as tmp:
+            in_json, out_json = Path(tmp) / "request.json", Path(tmp) / "child.json"
+            in_json.write_text(json.dumps(request))
+            return run_child_process(child_command(args, in_json, out_json), out_json)
+
+    return run
+
+
+def call_child(runner: ChildRunner, request: dict[str, Any], results: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        return runner(request)
+    except ChildFailed as error:
+        tail = error.stderr_tail
+        record_error(results, CHILD_STEP, one_line(f"ChildFailed: {error}; its stderr ends: {tail[-1000:] or '-'}"),
+                     stderr_tail=tail)
+        return None
+
+
+def run_cupti_child(ctx: Context, results: dict[str, Any],
+                    timed: dict[Shape, list[dict[str, Any]]]) -> dict[str, Any] | None:
+    """The child's output, its own errors moved into results["errors"]; None if it failed as a whole."""
+    runner = ctx.cupti_child or in_process_child(ctx)
+    child = attempt(results, CHILD_STEP, lambda: call_child(runner, child_request(ctx, timed), results))
+    for error in (child or {}).get("errors") or []:  # the child printed them already
+        results["errors"].append({**error, "step": f"{CHILD_STEP}: {error.get('step')}"})
+    return child
+
+
+def child_where(child: dict[str, Any]) -> str:
+    pid = child.get("pid")
+    if pid == os.getpid():
+        return "this process (an in-process child: the fakes' way, never the CLI's)"
+    return f"a separate process (pid {pid})"
+
+
+def child_tracing_cost(child: dict[str, Any]) -> dict[str, Any] | None:
+    cost = child.get("tracing_cost")
+    if cost is None:
+        return None
+    method = (f"measured in {child_where(child)}: off before that process first used CUPTI, on with count_calls "
+              "active in it; residue_check: the same process after all its CUPTI use")
+    return {**cost, "method": method}
+
+
+def merge_child(ctx: Context, results: dict[str, Any], child: dict[str, Any] | None) -> dict[str, list[Record]]:
+    """Puts the child's measurements into results; returns its timelines for the attribution's nesting."""
+    child = child or {}
+    results["counts"] = child.get("counts") or {}
+    results["kernel_us"] = child.get("kernel_us")
+    results["kernel_search"] = child.get("kernel_search") or {}
+    timelines: dict[str, list[Record]] = {v: [tuple(r) for r in records]  # type: ignore[misc]
+                                          for v, records in (child.get("timelines") or {}).items()}
+    results["timeline"] = [{"variant": v, "calls": ctx.plan.timeline_calls, "records": relative_records(r)}
+                           for v, r in timelines.items()]
+    results["tracing_cost"] = child_tracing_cost(child)
+    where = child_where(child) if child else "nowhere: the child failed (see errors)"
+    results["processes"] = {
+        "report": "timings, torch.matmul, unit costs, sweep host and loop times, O0 vs O3, encode costs (on the "
+                  "child's captured inputs): this process, which never used CUPTI",
+        "cupti_child": f"counts, captured encodes, kernel times, kernel search, timelines, tracing cost: {where}",
+        "cupti_child_elapsed_s": child.get("elapsed_s")}
+    return timelines

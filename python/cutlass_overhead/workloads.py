@@ -1,0 +1,301 @@
+"""What the report measures: GEMM problems with their operands on the device, and the GPU side it needs.
+
+The real implementations need only this package: operands and the stream come from
+cutlass_overhead._device (no torch), CUPTI from cutlass_overhead.trace. tests/fakes.py implements the
+same protocols without a GPU. Which GEMM family is measured depends on the GPU (choose_kernel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from ._variants import NVFP4_VARIANTS, SM90_VARIANTS, available, load
+
+Record = tuple[str, str, int, int, int, int]  # (kind, name, start_ns, end_ns, correlation, thread)
+CountRow = tuple[str, str, str, int]  # (phase, domain, api, count)
+ChildRunner = Callable[[dict[str, Any]], dict[str, Any]]  # the CUPTI child's request -> its JSON output
+
+# NVFP4 operand fill bytes: e2m1 pairs of 1.0, ue4m3 scales of 1.0.
+NVFP4_OPERAND_BYTE = 0x22
+UE4M3_ONE = 0x38
+
+
+# ---- Plan: how long each measurement runs ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Iteration counts. `calls` stays well below the CUDA launch queue's depth (about a thousand
+    pending launches), so a loop whose kernels outlast its host code still measures the host code."""
+
+    quick: bool
+    repeats: int  # timings are the median of this many loops
+    calls: int  # timed calls per loop
+    warmup: int  # untimed calls before each loop
+    count_calls: int  # N in the counting difference (2N calls minus N calls)
+    unit_iterations: int  # calls per unit-cost probe
+    kernel_calls: int  # floor calls in the CUPTI timeline that gives the kernel time
+    timeline_calls: int  # seed calls in the timeline plot
+    sweep_nk: tuple[int, ...]  # N = K values of the sweep
+    search_steps: int  # kernel measurements spent finding a kernel as long as the issue's
+
+
+def make_plan(quick: bool) -> Plan:
+    if quick:
+        return Plan(True, repeats=3, calls=128, warmup=10, count_calls=10, unit_iterations=128, kernel_calls=20,
+                    timeline_calls=3, sweep_nk=(1024, 4096), search_steps=2)
+    return Plan(False, repeats=5, calls=256, warmup=20, count_calls=25, unit_iterations=256, kernel_calls=20,
+                timeline_calls=3, sweep_nk=(1024, 2048, 4096, 8192), search_steps=4)
+
+
+@dataclass(frozen=True)
+class Shape:
+    m: int
+    n: int
+    k: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {"m": self.m, "n": self.n, "k": self.k}
+
+    def label(self) -> str:
+        return f"M={self.m} N={self.n} K={self.k}"
+
+
+# ---- What the measurements need from the GPU side (real: this module; tests: tests/fakes.py) --------
+
+
+class Workload(Protocol):
+    """One GEMM problem with its operands on the device, callable through any variant."""
+
+    shape: Shape
+
+    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False) -> dict[str, Any]: ...
+
+    def run(self, variant: str) -> None: ...
+
+    def sync(self) -> None: ...
+
+    def params_bytes(self, variant: str) -> int: ...
+
+
+class Kernel(Protocol):
+    """The GEMM family measured (sm90 twin or the seed's nvfp4) and the workloads it makes."""
+
+    kind: str
+    variants: tuple[str, ...]
+
+    def unsupported(self, shape: Shape) -> str | None: ...
+
+    def make(self, shape: Shape) -> Workload: ...
+
+
+class Backend(Protocol):
+    """CUPTI and the unit-cost probes (cutlass_overhead._trace). The report's own process calls only
+    phase_names, unit_cost_names, unit_cost_ns and encode_cost_ns, none of which touches CUPTI; count,
+    timeline and captured_encodes run in the CUPTI child."""
+
+    def count(self, fn: Callable[[], object]) -> list[CountRow]: ...
+
+    def timeline(self, fn: Callable[[], object]) -> list[Record]: ...
+
+    def phase_names(self) -> list[str]: ...
+
+    def unit_cost_names(self) -> list[str]: ...
+
+    def unit_cost_ns(self, name: str, iterations: int) -> float: ...
+
+    def captured_encodes(self) -> list[dict[str, Any]]: ...
+
+    def encode_cost_ns(self, inputs: dict[str, Any], iterations: int) -> float: ...
+
+
+@dataclass
+class Context:
+    plan: Plan
+    kernel: Kernel
+    backend: Backend
+    headline: Workload
+    gpu: str
+    torch_timer: Callable[[Shape, Plan], dict[str, Any]] | None = None
+    # Runs the CUPTI measurements (child.child_measure) and returns their JSON. The CLI passes
+    # child.subprocess_child; None runs them in this process (child.in_process_child), which only fakes may do.
+    cupti_child: ChildRunner | None = None
+
+
+# ---- The real GPU side: operands this package allocates -----------------------------------------------
+
+
+def mode_value(mode: str) -> int:
+    """The C++ Mode of a mode name ("seed", "floor", ...), as exported by cutlass_overhead._trace.Mode."""
+    from ._trace import Mode
+
+    return int(Mode[mode])
+
+
+def bf16_bits(values: np.ndarray) -> np.ndarray:
+    """float32 values rounded to bfloat16 (to nearest, ties to even), as their uint16 bit patterns."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+class DeviceWorkload:
+    """The SM90 twin's operands, allocated by cutlass_overhead._device; every call runs on `stream`."""
+
+    kind = "sm90"
+
+    def __init__(self, shape: Shape, stream: Any, seed: int = 0) -> None:
+        self.shape = shape
+        self.stream = stream
+        self.handle = int(stream.handle)
+        self._make_operands(np.random.default_rng(seed))
+
+    def _make_operands(self, rng: np.random.Generator) -> None:
+        from . import _device
+
+        s = self.shape
+        self.a = _device.from_host(bf16_bits(rng.standard_normal((s.m, s.k), dtype=np.float32)), "bfloat16")
+        self.b = _device.from_host(bf16_bits(rng.standard_normal((s.n, s.k), dtype=np.float32)), "bfloat16")
+        self.d = _device.empty([s.m, s.n], "bfloat16")
+
+    def _module(self, variant: str) -> Any:
+        return load(self.kind, variant)
+
+    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False) -> dict[str, Any]:
+        return self._module(variant).bench(self.a, self.b, None, self.d, 1.0, 0.0, mode_value(mode), iterations,
+                                           warmup, sync, self.handle)
+
+    def run(self, variant: str) -> None:
+        self._module(variant).run(self.a, self.b, None, self.d, 1.0, 0.0, self.handle)
+
+    def sync(self) -> None:
+        self.stream.synchronize()
+
+    def params_bytes(self, variant: str) -> int:
+        return int(self._module(variant).params_bytes())
+
+
+class Nvfp4DeviceWorkload(DeviceWorkload):
+    """The seed's NVFP4 GEMM: packed e2m1 operands, ue4m3 scales in CUTLASS's Sm1xx layout, bf16 out."""
+
+    kind = "nvfp4"
+
+    def _make_operands(self, rng: np.random.Generator) -> None:
+        from . import _device
+
+        s = self.shape
+        self.a = _device.full([s.m, s.k // 2], "uint8", NVFP4_OPERAND_BYTE)
+        self.b = _device.full([s.n, s.k // 2], "uint8", NVFP4_OPERAND_BYTE)
+        self.sfa = _device.full([_device.nvfp4_scale_bytes(s.m, s.k)], "uint8", UE4M3_ONE)
+        self.sfb = _device.full([_device.nvfp4_scale_bytes(s.n, s.k)], "uint8", UE4M3_ONE)
+        self.d = _device.empty([s.m, s.n], "bfloat16")
+
+    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False) -> dict[str, Any]:
+        return self._module(variant).bench(self.a, self.b, self.sfa, self.sfb, self.d, 1.0, None, False,
+                                           mode_value(mode), iterations, warmup, sync, self.handle)
+
+    def run(self, variant: str) -> None:
+        self._module(variant).run(self.a, self.b, self.sfa, self.sfb, self.d, 1.0, None, False, self.handle)
+
+    def params_bytes(self, variant: str) -> int:
+        return int(self._module(variant).params_bytes(self.shape.m))
+
+
+@dataclass
+class DeviceKernel:
+    kind: str
+    variants: tuple[str, ...]
+    stream: Any
+
+    def unsupported(self, shape: Shape) -> str | None:
+        if self.kind != "nvfp4" or load("nvfp4", "original").config_built(shape.m, False, False):
+            return None
+        config = load("nvfp4", "original").config_name(shape.m)
+        return f"this build lacks the NVFP4 config for M={shape.m} ({config}); rebuild with CO_NVFP4_ALL_CONFIGS=ON"
+
+    def make(self, shape: Shape) -> Workload:
+        cls = Nvfp4DeviceWorkload if self.kind == "nvfp4" else DeviceWorkload
+        return cls(shape, self.stream)
+
+
+class CuptiBackend:
+    """The real Backend: cutlass_overhead.trace and cutlass_overhead._trace."""
+
+    def count(self, fn: Callable[[], object]) -> list[CountRow]:
+        from .trace import count_calls
+
+        with count_calls() as counts:
+            fn()
+        return list(counts.rows)
+
+    def timeline(self, fn: Callable[[], object]) -> list[Record]:
+        from .trace import record_timeline
+
+        with record_timeline() as timeline:
+            fn()
+        return list(timeline.records)
+
+    def phase_names(self) -> list[str]:
+        from ._trace import Phase
+
+        return [p.name for p in Phase]
+
+    def unit_cost_names(self) -> list[str]:
+        from . import _trace
+
+        return list(_trace.unit_cost_names())
+
+    def unit_cost_ns(self, name: str, iterations: int) -> float:
+        from . import _trace
+
+        return float(_trace.unit_cost_ns(name, iterations))
+
+    def captured_encodes(self) -> list[dict[str, Any]]:
+        from . import _trace
+
+        return [dict(e) for e in _trace.captured_encodes()]
+
+    def encode_cost_ns(self, inputs: dict[str, Any], iterations: int) -> float:
+        from . import _trace
+
+        return float(_trace.encode_cost_ns(inputs, iterations))
+
+
+# ---- Which GPU, which kernel ------------------------------------------------------------------------
+
+
+class NoGpu(RuntimeError):
+    """Nothing can be measured on this machine; the message says why, in one line."""
+
+
+def gpu_info() -> dict[str, Any]:
+    """{device, name, major, minor, driver_api, runtime} of the current GPU; NoGpu if there is none."""
+    from . import _device
+
+    try:
+        return dict(_device.device_info())
+    except RuntimeError as error:
+        raise NoGpu(str(error)) from error
+
+
+def choose_kernel(gpu: dict[str, Any]) -> tuple[str, tuple[str, ...], dict[str, Any]]:
+    """(kind, usable variants, status for the JSON): NVFP4 on compute capability 10.x/11.x, else the SM90 twin."""
+    major, minor, name = gpu["major"], gpu["minor"], gpu["name"]
+    if major in (10, 11):
+        status = available("nvfp4")
+        if status["original"] is not None:
+            raise NoGpu(f"{name} (sm_{major}{minor}) needs the NVFP4 modules: {status['original']}")
+        return "nvfp4", tuple(v for v in NVFP4_VARIANTS if status[v] is None), {
+            "nvfp4_status": "measured", "variants": status,
+            "sm90_status": f"not measured: the SM90 twin's sm_90a code does not run on {name} (sm_{major}{minor})"}
+    status = available("sm90")
+    if (major, minor) != (9, 0) or status["original"] is not None:
+        why = status["original"] or "its kernels are sm_90a code"
+        raise NoGpu(f"{name} (sm_{major}{minor}) cannot run the SM90 twin ({why}) nor the NVFP4 GEMM (needs 10.x/11.x)")
+    return "sm90", tuple(v for v in SM90_VARIANTS if status[v] is None), {
+        "nvfp4_status": f"not measured: {name} is compute capability {major}.{minor}; the NVFP4 kernels run only on "
+                        "compute capability 10.x/11.x, so only the SM90 twin was measured",
+        "variants": status}
