@@ -1,15 +1,29 @@
 // The plain C++ interface of one compiled GEMM variant (no CUTLASS types), shared by the Python
-// module and the standalone probe. Every function throws std::exception subclasses on failure.
+// module and the standalone doctor. Every function throws std::exception subclasses on failure.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "bench.h"
 
 namespace co {
+
+// The GEMM's own kernel and the dynamic shared memory its adapter sets with cudaFuncSetAttribute.
+struct KernelHandle {
+  void const* function = nullptr;
+  int smem_bytes = 0;
+};
+
+// One TMA descriptor found inside an initialized Params (host path on Hopper; see nvfp4_gemm.cu).
+struct Descriptor {
+  std::size_t offset = 0;
+  std::array<unsigned char, 128> bytes{};
+};
 
 namespace sm90 {
 // D(M,N) = alpha * A(M,K) @ B(N,K)^T + beta * C(M,N); bf16, A/C/D row-major, B column-major (K-major).
@@ -26,6 +40,9 @@ void run_seed(Operands const& ops, cudaStream_t stream);
 BenchResult bench(Operands const& ops, BenchOptions const& options);
 std::size_t params_bytes();
 std::size_t workspace_bytes(Operands const& ops);
+KernelHandle kernel(Operands const& ops);
+char const* cutlass_version();
+bool host_path_on_hopper();
 }  // namespace sm90
 
 namespace nvfp4 {
@@ -45,7 +62,7 @@ struct Operands {
 // Bytes of one operand's scale factors in CUTLASS's Sm1xx block-scaled layout: one ue4m3 per 16
 // elements of K, stored in tiles of 128 rows x 4 scale columns (rows and K/16 padded up to those).
 // The one statement of this formula: the modules check with it, Python allocates with it
-// (cutlass_overhead._device.nvfp4_scale_bytes), the probe allocates with it.
+// (cutlass_overhead._device.nvfp4_scale_bytes), the doctor allocates with it.
 constexpr int64_t scale_bytes(int64_t rows, int64_t k) {
   return (rows + 127) / 128 * 128 * ((k / 16 + 3) / 4 * 4);
 }
@@ -56,6 +73,12 @@ void run_seed(Operands const& ops, cudaStream_t stream);
 BenchResult bench(Operands const& ops, BenchOptions const& options);
 std::size_t params_bytes(int m);
 std::size_t workspace_bytes(Operands const& ops);
+KernelHandle kernel(Operands const& ops);
+char const* cutlass_version();
+// True in the measurement-only "host path on Hopper, no tensor-core math" build: every call ends in a
+// captured, never-launched graph and FP4 descriptors are encoded through a byte-layout stand-in.
+bool host_path_on_hopper();
+std::vector<Descriptor> params_descriptors(Operands const& ops, cudaStream_t stream);
 }  // namespace nvfp4
 
 }  // namespace co

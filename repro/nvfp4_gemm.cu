@@ -16,6 +16,16 @@
 #include "bench.cuh"
 #include "gemm_api.h"
 
+#if defined(CO_NVFP4_HOST_PATH_ON_HOPPER)
+// Measurement-only build: the host path on Hopper, no tensor-core math (see host_path_on_hopper/).
+#include <cstring>
+
+#include "host_path_on_hopper/driver_stand_in.h"
+constexpr bool kHostPathOnHopper = true;
+#else
+constexpr bool kHostPathOnHopper = false;
+#endif
+
 using namespace cute;
 
 // ---- The issue's kernel configurations (verbatim) ----------------------------------------------
@@ -278,6 +288,49 @@ struct Bench {
   }
 };
 
+struct Kernel {
+  void const** function;
+  int* smem_bytes;
+  template <class T, bool kSilu, bool kBias>
+  void call() const {
+    using GemmKernel = typename T::Gemm::GemmKernel;
+    *function = reinterpret_cast<void const*>(&cutlass::device_kernel<GemmKernel>);
+    *smem_bytes = GemmKernel::SharedStorageSize;
+  }
+};
+
+// The TMA descriptors inside an initialized Params: each 64-byte-aligned 128-byte block that equals a
+// descriptor the encode stand-in returned (host path on Hopper only).
+struct ParamsDescriptors {
+  Operands const& o;
+  cudaStream_t stream;
+  std::vector<Descriptor>* out;
+  template <class T, bool kSilu, bool kBias>
+  void call() const {
+#if defined(CO_NVFP4_HOST_PATH_ON_HOPPER)
+    typename T::Gemm gemm;
+    auto args = MakeArgs{o}.call<T, kSilu, kBias>();
+    cutlass::device_memory::allocation<uint8_t> workspace(T::Gemm::get_workspace_size(args));
+    CUTLASS_CHECK(gemm.initialize(args, workspace.get(), stream));
+    auto known = co::hopper::encoded_descriptors();
+    auto const* bytes = reinterpret_cast<unsigned char const*>(&gemm.params());
+    for (std::size_t at = 0; at + 128 <= sizeof(typename T::Gemm::Params); at += 64) {
+      for (auto const& d : known) {
+        if (std::memcmp(bytes + at, d.data(), 128) == 0) {
+          Descriptor found;
+          found.offset = at;
+          std::memcpy(found.bytes.data(), bytes + at, 128);
+          out->push_back(found);
+          break;
+        }
+      }
+    }
+#else
+    throw std::logic_error("params_descriptors exists only in the host-path-on-Hopper build");
+#endif
+  }
+};
+
 struct Sizes {
   Operands const& o;
   std::size_t* params;
@@ -299,12 +352,47 @@ char const* config_name(int m) {
 
 bool config_built(int m, bool silu, bool bias) { return kAllConfigs || (m <= 128 && !silu && !bias); }
 
-void run_seed(Operands const& o, cudaStream_t stream) { dispatch(o, RunSeed{o, stream}); }
+void run_seed(Operands const& o, cudaStream_t stream) {
+  if constexpr (kHostPathOnHopper) {
+    // The kernel has no sm_90 code path: it must never execute, so the call ends at a captured launch.
+    call_captured([&] { dispatch(o, RunSeed{o, stream}); }, stream);
+  } else {
+    dispatch(o, RunSeed{o, stream});
+  }
+}
 
 BenchResult bench(Operands const& o, BenchOptions const& options) {
   BenchResult result;
-  dispatch(o, Bench{o, options, &result});
+  BenchOptions opts = options;
+  if constexpr (kHostPathOnHopper) {
+    if (opts.mode == Mode::kGraph) {
+      throw std::invalid_argument("graph replay would execute the NVFP4 kernel; the host-path-on-Hopper build "
+                                  "never runs it");
+    }
+    opts.capture_each_call = true;
+  }
+  dispatch(o, Bench{o, opts, &result});
   return result;
+}
+
+bool host_path_on_hopper() { return kHostPathOnHopper; }
+
+char const* cutlass_version() {
+  static std::string const v = std::to_string(CUTLASS_MAJOR) + "." + std::to_string(CUTLASS_MINOR) + "." +
+                               std::to_string(CUTLASS_PATCH);
+  return v.c_str();
+}
+
+KernelHandle kernel(Operands const& o) {
+  KernelHandle k;
+  dispatch(o, Kernel{&k.function, &k.smem_bytes});
+  return k;
+}
+
+std::vector<Descriptor> params_descriptors(Operands const& o, cudaStream_t stream) {
+  std::vector<Descriptor> out;
+  dispatch(o, ParamsDescriptors{o, stream, &out});
+  return out;
 }
 
 std::size_t params_bytes(int m) {

@@ -111,4 +111,17 @@ std::size_t workspace_bytes(Operands const& o) {
       args_from_options<KernelConfigSm90>(o.d, o.a, o.b, o.c, o.alpha, o.beta, o.m, o.n, o.k));
 }
 
+bool host_path_on_hopper() { return false; }
+
+char const* cutlass_version() {
+  static std::string const v = std::to_string(CUTLASS_MAJOR) + "." + std::to_string(CUTLASS_MINOR) + "." +
+                               std::to_string(CUTLASS_PATCH);
+  return v.c_str();
+}
+
+KernelHandle kernel(Operands const&) {
+  using GemmKernel = KernelConfigSm90::Gemm::GemmKernel;
+  return {reinterpret_cast<void const*>(&cutlass::device_kernel<GemmKernel>), GemmKernel::SharedStorageSize};
+}
+
 }  // namespace co::sm90

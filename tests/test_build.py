@@ -153,3 +153,5 @@ def test_build_options_are_recorded_and_match_the_modules() -> None:
     experiments = {"_sm90_direct", "_sm90_O0"} & set(_build_info.MODULES)
     if "90a" in _build_info.CUDA_ARCHS:
         assert bool(experiments) == (options["CO_BUILD_EXPERIMENTS"] == "ON")
+    hopper = {"_nvfp4_hopper_original", "_nvfp4_hopper_patched"} & set(_build_info.MODULES)
+    assert bool(hopper) == (options["CO_NVFP4_HOST_PATH_ON_HOPPER"] == "ON")

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cutlass/cutlass.h"
+#include "cutlass/version.h"
 #include "cutlass/util/device_memory.h"
 
 #include "bench.h"
@@ -34,11 +35,27 @@ struct ParamBlock {
 template <std::size_t N>
 __global__ void empty_kernel(__grid_constant__ ParamBlock<N> const) {}
 
+// call() recorded into a graph that is never launched (BenchOptions::capture_each_call). The guard
+// ends the capture if call() throws, so the stream is usable again.
+template <class Call>
+void call_captured(Call&& call, cudaStream_t stream) {
+  CaptureGuard capture(stream, cudaStreamCaptureModeRelaxed);
+  call();
+  capture.end();  // the returned Graph is destroyed here, unlaunched
+}
+
 // Times `iterations` calls of `call()`; see BenchResult for what each number means. Every CUDA call is
 // checked; events and the phase sink are released on every way out (see cuda_handles.h, phase.hpp).
 template <class Call>
-BenchResult time_loop(Call&& call, BenchOptions const& o) {
+BenchResult time_loop(Call&& plain_call, BenchOptions const& o) {
   using Clock = std::chrono::steady_clock;
+  auto call = [&] {
+    if (o.capture_each_call) {
+      call_captured(plain_call, o.stream);
+    } else {
+      plain_call();
+    }
+  };
   for (int i = 0; i < o.warmup; ++i) call();
   cuda_check(cudaStreamSynchronize(o.stream), "cudaStreamSynchronize after the warm-up");
 
@@ -46,11 +63,17 @@ BenchResult time_loop(Call&& call, BenchOptions const& o) {
   Event stop = make_event();
   PhaseTimes phases;
   Clock::time_point t0, t1, t2;
+  Clock::duration drained{};  // time spent draining before calls, excluded from host time
   {
     PhaseSinkGuard sink(&phases);
     cuda_check(cudaEventRecord(start.get(), o.stream), "cudaEventRecord(start)");
     t0 = Clock::now();
     for (int i = 0; i < o.iterations; ++i) {
+      if (o.drain_between_calls) {
+        Clock::time_point d0 = Clock::now();
+        cuda_check(cudaStreamSynchronize(o.stream), "cudaStreamSynchronize before a call");
+        drained += Clock::now() - d0;
+      }
       call();
       if (o.sync_each_call) cuda_check(cudaStreamSynchronize(o.stream), "cudaStreamSynchronize after a call");
     }
@@ -65,7 +88,7 @@ BenchResult time_loop(Call&& call, BenchOptions const& o) {
   BenchResult r;
   r.iterations = o.iterations;
   double n = o.iterations;
-  r.host_ns_per_call = std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
+  r.host_ns_per_call = std::chrono::duration<double, std::nano>(t1 - t0 - drained).count() / n;
   r.loop_ns_per_iter = std::chrono::duration<double, std::nano>(t2 - t0).count() / n;
   r.gpu_ns_per_iter = gpu_ms * 1e6 / n;
   for (std::size_t p = 0; p < phases.ns.size(); ++p) r.phase_ns_per_call[p] = phases.ns[p] / n;

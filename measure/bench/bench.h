@@ -1,5 +1,5 @@
 // What a benchmark loop is asked to do and what it returns: the plain types shared by the timing
-// loop (bench.cuh), every GEMM variant (repro/) and their callers (the Python modules, the probe).
+// loop (bench.cuh), every GEMM variant (repro/) and their callers (the Python modules, the doctor).
 // No CUTLASS types here, so this header compiles in any translation unit.
 #pragma once
 
@@ -39,6 +39,12 @@ struct BenchOptions {
   int iterations = 1000;
   int warmup = 20;
   bool sync_each_call = false;  // cudaStreamSynchronize after every call (a call that synchronizes)
+  // Drain the stream before each call, outside the timed span: host time per call is then the call's
+  // own, whatever the kernel's length (the launch queue never fills). host_ns_per_call sums only calls.
+  bool drain_between_calls = false;
+  // Record each call into a CUDA graph that is destroyed unlaunched: the host path runs, no kernel does.
+  // Forced on in the "host path on Hopper" build; on the SM90 twin it measures what the capture changes.
+  bool capture_each_call = false;
   cudaStream_t stream = nullptr;
 };
 

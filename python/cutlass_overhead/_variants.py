@@ -10,6 +10,9 @@ from types import ModuleType
 # Variant modules built by CMakeLists.txt, by kernel.
 SM90_VARIANTS = ("original", "patched", "direct", "O0")
 NVFP4_VARIANTS = ("original", "patched")
+# "nvfp4_hopper": the NVFP4 seed built for sm_90a with CO_NVFP4_HOST_PATH_ON_HOPPER=ON. Measurement
+# only: host path on Hopper, no tensor-core math (every call ends in a captured, never-launched graph).
+NVFP4_HOPPER_VARIANTS = ("original", "patched")
 
 
 class VariantUnavailable(RuntimeError):
@@ -34,7 +37,7 @@ def _preload_libcuda() -> str | None:
 @cache
 def load(kind: str, variant: str) -> ModuleType:
     """Imports cutlass_overhead._<kind>_<variant>, raising VariantUnavailable with the reason."""
-    known = {"sm90": SM90_VARIANTS, "nvfp4": NVFP4_VARIANTS}
+    known = {"sm90": SM90_VARIANTS, "nvfp4": NVFP4_VARIANTS, "nvfp4_hopper": NVFP4_HOPPER_VARIANTS}
     if kind not in known or variant not in known[kind]:
         raise ValueError(f"unknown variant {kind}/{variant}; known: " +
                          ", ".join(f"{k}/{v}" for k, vs in known.items() for v in vs))
@@ -45,6 +48,7 @@ def load(kind: str, variant: str) -> ModuleType:
         archs = ";".join(_build_info.CUDA_ARCHS)
         experiment = " and CO_BUILD_EXPERIMENTS=ON" if variant in ("direct", "O0") else ""
         hint = ("needs a Blackwell arch in CO_CUDA_ARCHS (100a, 110a or 101a)" if kind == "nvfp4"
+                else "needs 90a in CO_CUDA_ARCHS and CO_NVFP4_HOST_PATH_ON_HOPPER=ON" if kind == "nvfp4_hopper"
                 else "needs 90a in CO_CUDA_ARCHS" + experiment)
         raise VariantUnavailable(f"{kind}/{variant} was not built (CO_CUDA_ARCHS={archs}); it {hint}")
     libcuda_error = _preload_libcuda()

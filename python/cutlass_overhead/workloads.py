@@ -19,7 +19,7 @@ Record = tuple[str, str, int, int, int, int]  # (kind, name, start_ns, end_ns, c
 CountRow = tuple[str, str, str, int]  # (phase, domain, api, count)
 ChildRunner = Callable[[dict[str, Any]], dict[str, Any]]  # the CUPTI child's request -> its JSON output
 
-# NVFP4 operand fill bytes, as the standalone probe uses them: e2m1 pairs of 1.0, ue4m3 scales of 1.0.
+# NVFP4 operand fill bytes: e2m1 pairs of 1.0, ue4m3 scales of 1.0.
 NVFP4_OPERAND_BYTE = 0x22
 UE4M3_ONE = 0x38
 

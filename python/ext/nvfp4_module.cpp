@@ -108,4 +108,26 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
   m.def("config_name", &co::nvfp4::config_name, "m"_a, "The seed config the M-based dispatch picks.");
   m.def("config_built", &co::nvfp4::config_built, "m"_a, "silu"_a, "bias"_a);
   m.def("params_bytes", &co::nvfp4::params_bytes, "m"_a);
+  m.attr("host_path_on_hopper") = co::nvfp4::host_path_on_hopper();
+
+  // The TMA descriptors inside an initialized Params: [(offset, 128 bytes)] (host path on Hopper only).
+  m.def("params_descriptors", [](Array a, Array b, Array sfa, Array sfb, Array out, nb::object bias, bool silu,
+                                 uintptr_t stream) {
+        co::nvfp4::Operands ops = operands(a, b, sfa, sfb, out, 1.f, bias, silu);
+        if (!co::nvfp4::host_path_on_hopper()) {
+          throw nb::value_error("params_descriptors exists only in the host-path-on-Hopper build");
+        }
+        std::vector<co::Descriptor> found;
+        {
+          nb::gil_scoped_release release;
+          found = co::nvfp4::params_descriptors(ops, co::py::as_stream(stream));
+        }
+        nb::list result;
+        for (auto const& d : found) {
+          result.append(nb::make_tuple(d.offset, nb::bytes(reinterpret_cast<char const*>(d.bytes.data()), 128)));
+        }
+        return result;
+      },
+      "a"_a, "b"_a, "scales_a"_a, "scales_b"_a, "out"_a, "bias"_a.none() = nb::none(), "silu"_a = false,
+      "stream"_a = 0);
 }
