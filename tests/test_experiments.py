@@ -14,24 +14,29 @@ import pytest
 
 from cutlass_overhead import experiments, harness
 
-# SYNTHETIC host us per call, by (variant, mode); changing operands add 1 us (a re-encode) to every mode.
+# SYNTHETIC host us per call, by (variant, mode); changing operands add CHANGING_US to every mode.
 HOST_US = {("original", "seed"): 16.0, ("prefix1", "seed"): 15.0, ("prefix2", "seed"): 14.0, ("patched", "seed"): 10.0,
            ("original", "floor"): 8.0, ("patched", "floor"): 5.0, ("original", "update_run"): 9.0,
            ("patched", "update_run"): 7.0}
 GPU_US_PER_LAYER = {16: 50.0, 2048: 1000.0}  # SYNTHETIC
+CHANGING_US = 8.0
+# Blocks per round (each + 1 noise twin): ablation 2 regimes x (4 seeds + 2 fixes); layer 2 M x 4 configs x
+# (host, loop); in situ 2 attributes x 2 kernels (no twin).
+ROUND_SIZE = {"bench": 2 * 6 + 1, "layer": 2 * 4 * 2 + 1, "attr": 4}
 
 
 class FakeRunner:
-    """Records every call; times follow HOST_US (drift: each call is 1% slower than the one before, so only
-    interleaving keeps ratios right)."""
+    """Records every call; times follow HOST_US, times a drift that grows 1.5x from one round to the next
+    (a round = ROUND_SIZE calls of a kind). Within a round every block sees the same drift, so per-round
+    ratios come out exact when, and only when, the blocks are interleaved round by round."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[Any, ...]] = []
-        self.drift = 1.0
+        self.n = {kind: 0 for kind in ROUND_SIZE}
 
-    def _tick(self) -> float:
-        self.drift *= 1.01
-        return self.drift
+    def _drift(self, kind: str) -> float:
+        self.n[kind] += 1
+        return 1.5 ** ((self.n[kind] - 1) // ROUND_SIZE[kind])
 
     def ablation_variants(self) -> list[dict[str, Any]]:
         return [{"variant": "prefix1", "patches": 1, "last": "0001-x.patch", "subject": "x"},
@@ -43,21 +48,21 @@ class FakeRunner:
 
     def bench(self, variant: str, mode: str, iterations: int, warmup: int, rotation: int) -> dict[str, Any]:
         self.calls.append(("bench", variant, mode, rotation))
-        us = (HOST_US[(variant, mode)] + (1.0 if rotation > 1 else 0.0)) * self._tick()
+        us = (HOST_US[(variant, mode)] + (CHANGING_US if rotation > 1 else 0.0)) * self._drift("bench")
         return {"host_ns_per_call": us * 1e3, "loop_ns_per_iter": us * 1e3, "gpu_ns_per_iter": 1e3,
                 "iterations": iterations}
 
     def bench_layer(self, variant: str, mode: str, m: int, iterations: int, warmup: int, rotation: int,
                     drain: bool) -> dict[str, Any]:
         self.calls.append(("layer", variant, mode, m, rotation, drain))
-        host = 4 * HOST_US[(variant, mode)] * self._tick()
+        host = 4 * HOST_US[(variant, mode)] * self._drift("layer")
         gpu = GPU_US_PER_LAYER[m]
         return {"host_ns_per_call": host * 1e3, "loop_ns_per_iter": max(host, gpu) * 1e3,
                 "gpu_ns_per_iter": gpu * 1e3, "iterations": iterations}
 
     def func_attribute_ns(self, attribute: str, gemm_kernel: bool, iterations: int) -> float:
         self.calls.append(("attr", attribute, gemm_kernel))
-        return (2300.0 if gemm_kernel else 440.0) * self._tick()
+        return (2300.0 if gemm_kernel else 440.0) * self._drift("attr")
 
     def counts(self, configs: Sequence[tuple[str, str, int]], calls: int) -> dict[str, dict[str, float]]:
         self.calls.append(("counts", tuple(map(tuple, configs)), calls))
@@ -100,11 +105,12 @@ def test_ablation_ratios_are_per_round_and_survive_drift(measured: Any) -> None:
     _, out = measured
     unchanged = out["ablation"]["host_us"]["unchanged"]
     assert unchanged["original/seed"]["ratio_to_pristine"]["median"] == 1.0
-    # Drift is 1% per call: a per-round ratio stays within a round's drift of 10/16.
-    ratio = unchanged["patched/seed"]["ratio_to_pristine"]["median"]
-    assert ratio == pytest.approx(10 / 16, rel=0.25)
+    # The drift cancels round by round: the ratios are exact, their spread zero.
+    ratio = unchanged["patched/seed"]["ratio_to_pristine"]
+    assert (ratio["median"], ratio["q1"], ratio["q3"]) == pytest.approx((10 / 16,) * 3, rel=1e-12)
+    # Changing operands are compared with pristine under changing operands.
     changing = out["ablation"]["host_us"]["changing"]
-    assert changing["patched/update_run"]["ratio_to_pristine"]["median"] == pytest.approx(8 / 17, rel=0.25)
+    assert changing["patched/update_run"]["ratio_to_pristine"]["median"] == pytest.approx(15 / 24, rel=1e-12)
 
 
 def test_ablation_counts_come_back_per_config_with_its_rotation(measured: Any) -> None:
@@ -146,7 +152,7 @@ def test_in_situ_keys_are_the_ones_the_docs_render(measured: Any) -> None:
     # The median is stated once: the spread beside it carries the quartiles, not the median again.
     assert "median" not in out["in_situ_spread_ns"]["cudaFuncSetAttribute(GEMM kernel)"]
     ratio = out["in_situ_spread_ns"]["cudaFuncSetAttribute(GEMM kernel)"]["ratio_to_empty_kernel"]
-    assert ratio["median"] == pytest.approx(2300 / 440, rel=0.1)
+    assert ratio["median"] == pytest.approx(2300 / 440, rel=1e-12)
     attrs = {(c[1], c[2]) for c in runner.calls if c[0] == "attr"}
     assert attrs == {(a, g) for a in experiments.IN_SITU_ATTRIBUTES for g in (True, False)}
 
@@ -156,7 +162,8 @@ def test_noise_floor_is_reported_for_each_experiment(measured: Any) -> None:
     floor = out["noise_floor"]
     assert set(floor) == {"ablation", "layer"}
     assert floor["ablation"]["n"] == PLAN.rounds
-    assert floor["ablation"]["median"] == pytest.approx(1.0, rel=0.1)  # A/A: the same block twice per round
+    # A/A: the same block twice per round, so the fake's drift cancels exactly.
+    assert (floor["ablation"]["median"], floor["layer"]["median"]) == (1.0, 1.0)
 
 
 def test_a_quantity_is_recorded_once() -> None:
@@ -203,3 +210,11 @@ def test_the_report_step_uses_the_workloads_runner_and_skips_nvfp4() -> None:
     assert experiments.measure(Nvfp4Ctx(), {}) == {
         "experiments_status": "not measured: the ablation, layer and in-situ experiments exist for the SM90 twin "
                               "only; this run measures nvfp4"}
+
+
+def test_summary_lines_show_every_config_and_the_noise_floor(measured: Any) -> None:
+    _, out = measured
+    text = "\n".join(experiments.summary_lines(out))
+    for key in ("prefix2/seed", "patched/update_run", "original/floor", "cudaFuncSetAttribute(GEMM kernel)"):
+        assert key in text
+    assert "noise floor (ablation)" in text and "noise floor (layer)" in text

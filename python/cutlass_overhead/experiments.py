@@ -315,14 +315,64 @@ def measure(ctx: Any, results: dict[str, Any]) -> dict[str, Any]:
     return measure_with(runner, make_experiment_plan(ctx.plan.quick))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 3 or args[0] != "--counts":
-        print("usage: python -m cutlass_overhead.experiments --counts IN_JSON OUT_JSON", file=sys.stderr)
+def summary_lines(out: dict[str, Any]) -> list[str]:
+    """A few lines for the log: medians with IQR, ratios to pristine, the noise floors."""
+    def cell(x: dict[str, Any]) -> str:
+        return f"{x['median']:.2f} [{x['q1']:.2f}, {x['q3']:.2f}]"
+
+    lines = []
+    for regime, rows in out["ablation"]["host_us"].items():
+        lines.append(f"ablation, operands {regime}: host us/call median [IQR], ratio to original/seed per round")
+        for key, row in rows.items():
+            lines.append(f"  {key:28s} {cell(row['host_us'])}  x{cell(row['ratio_to_pristine'])}")
+    for m, rows in out["layer"]["by_m"].items():
+        lines.append(f"layer {m}: host us/layer (drained) | loop us/layer | GPU us/layer | bound")
+        for key, row in rows.items():
+            lines.append(f"  {key:24s} {cell(row['host_us_per_layer'])} | {cell(row['loop_us_per_layer'])} | "
+                         f"{cell(row['gpu_us_per_layer'])} | {row['bound']}")
+    lines += [f"in situ: {k} = {v:.0f} ns" for k, v in out["in_situ_ns"].items()]
+    lines += [f"noise floor ({k}): A/A ratio {cell(v)}" for k, v in out["noise_floor"].items()]
+    return lines
+
+
+def standalone(out_dir: Path, quick: bool, argv: Sequence[str]) -> int:
+    """Only the experiments, on the report's headline shape (128x4096x4096), into OUT/experiments.json."""
+    from . import _device
+    from .stamp import stamp
+    from .workloads import DeviceWorkload, NoGpu, Shape, gpu_info
+
+    try:
+        gpu = gpu_info()
+    except NoGpu as error:
+        print(f"cutlass_overhead.experiments: {error}", file=sys.stderr)
         return 2
-    out = counts_child(json.loads(Path(args[1]).read_text()))
-    Path(args[2]).write_text(json.dumps(out) + "\n")
+    w = DeviceWorkload(Shape(128, 4096, 4096), _device.Stream())
+    out = {"schema": 1, "stamp": stamp(gpu, None, quick, list(argv)), "shape": w.shape.as_dict(),
+           **measure_with(DeviceRunner(w), make_experiment_plan(quick))}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "experiments.json"
+    path.write_text(json.dumps(out, indent=1, allow_nan=False) + "\n")
+    print("\n".join(summary_lines(out)))
+    print(f"wrote {path}")
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python -m cutlass_overhead.experiments",
+                                     description="The ablation, layer and in-situ experiments alone (SM90 twin).")
+    parser.add_argument("--out", type=Path, default=Path("report"), help="writes OUT/experiments.json")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and calls")
+    parser.add_argument("--counts", nargs=2, type=Path, metavar=("IN_JSON", "OUT_JSON"),
+                        help="internal: the CUPTI counts, in a process of their own (DeviceRunner.counts)")
+    args = parser.parse_args(args_list)
+    if args.counts:
+        request, out = args.counts
+        out.write_text(json.dumps(counts_child(json.loads(request.read_text()))) + "\n")
+        return 0
+    return standalone(args.out, args.quick, args_list)
 
 
 if __name__ == "__main__":
