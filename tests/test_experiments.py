@@ -218,3 +218,27 @@ def test_summary_lines_show_every_config_and_the_noise_floor(measured: Any) -> N
     for key in ("prefix2/seed", "patched/update_run", "original/floor", "cudaFuncSetAttribute(GEMM kernel)"):
         assert key in text
     assert "noise floor (ablation)" in text and "noise floor (layer)" in text
+
+
+def test_ablation_build_has_one_variant_per_header_changing_prefix(tmp_path: Any) -> None:
+    """cmake/Ablation.cmake, checked against git: one variant per patch that changes a header, the last of
+    them being the full series ("patched"); test-only patches add none."""
+    import subprocess
+    from pathlib import Path
+
+    from cutlass_overhead import _build_info, build_info
+
+    built = build_info()["ablation"]
+    if build_info()["build_options"].get("CO_BUILD_ABLATION") != "ON":
+        assert built == []
+        pytest.skip("built without CO_BUILD_ABLATION")
+    patch_dir = Path(__file__).resolve().parents[1] / "patch"
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)  # git apply resolves paths in its own repo
+    changing = [k for k, name in enumerate(_build_info.PATCHES, start=1) if subprocess.run(
+        ["git", "apply", "--numstat", "--include=include/*", "--include=tools/util/include/*",
+         str(patch_dir / name)], cwd=tmp_path, capture_output=True, text=True, check=True).stdout.strip()]
+    expected = [(f"prefix{k}", k) for k in changing[:-1]] + [("patched", len(_build_info.PATCHES))]
+    assert [(e["variant"], e["patches"]) for e in built] == expected
+    assert {f"_sm90_{v}" for v, _ in expected} <= set(_build_info.MODULES)
+    for e in built:
+        assert e["subject"] and not e["subject"].startswith("[PATCH"), e
