@@ -7,6 +7,7 @@
 #include <nanobind/ndarray.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdint>
 #include <string>
 
@@ -103,7 +104,10 @@ inline void expect_built_arch(int device, std::string const& cc, char const* bui
     pos = end + 1;
   }
   cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, device);
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    std::snprintf(prop.name, sizeof(prop.name), "a device whose properties could not be read");
+  }
   throw std::runtime_error(std::string(what) + " in this build runs on sm_" + archs + " only; cuda:" +
                            std::to_string(device) + " is " + prop.name + " (sm_" + cc +
                            "). Rebuild with CO_CUDA_ARCHS including " + cc + "a, or use a matching GPU.");
@@ -139,8 +143,11 @@ inline void expect_gpu(int32_t device_id, char const* built_archs, char const* w
   }
   if (known) return;
   int major = 0, minor = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, current);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, current);
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, current) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, current) != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error("cudaDeviceGetAttribute(compute capability) failed for cuda:" + std::to_string(current));
+  }
   expect_built_arch(current, std::to_string(major * 10 + minor), built_archs, what);
   if (current < 64) device_accepted(current).store(true, std::memory_order_release);
 }
