@@ -208,8 +208,8 @@ def test_the_report_step_uses_the_workloads_runner_and_skips_nvfp4() -> None:
         kernel = type("K", (), {"kind": "nvfp4"})()
 
     assert experiments.measure(Nvfp4Ctx(), {}) == {
-        "experiments_status": "not measured: the ablation, layer and in-situ experiments exist for the SM90 twin "
-                              "only; this run measures nvfp4"}
+        "experiments_status": "not measured: the ablation, layer and in-situ experiments exist for the SM90 twin's "
+                              "device operands only; this run measures nvfp4 (object)"}
 
 
 def test_summary_lines_show_every_config_and_the_noise_floor(measured: Any) -> None:
@@ -242,3 +242,17 @@ def test_ablation_build_has_one_variant_per_header_changing_prefix(tmp_path: Any
     assert {f"_sm90_{v}" for v, _ in expected} <= set(_build_info.MODULES)
     for e in built:
         assert e["subject"] and not e["subject"].startswith("[PATCH"), e
+
+
+def test_the_report_runs_the_experiments_as_one_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """report.measure_all on the fake GPU of tests/fakes.py, with this file's runner for the experiments."""
+    from fakes import ParentBackend, fake_child, fake_context, fake_results
+
+    from cutlass_overhead import report
+
+    monkeypatch.setattr(experiments, "runner_for", lambda workload: FakeRunner())
+    ctx = fake_context(ParentBackend, fake_child())
+    results = report.measure_all(ctx, fake_results(ctx))
+    assert results["errors"] == []
+    assert {"ablation", "layer", "noise_floor", "in_situ_ns"} <= set(results)
+    json.dumps(results, allow_nan=False)

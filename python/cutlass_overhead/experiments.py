@@ -311,7 +311,8 @@ def measure(ctx: Any, results: dict[str, Any]) -> dict[str, Any]:
     runner = runner_for(ctx.headline)
     if runner is None:
         return {"experiments_status": "not measured: the ablation, layer and in-situ experiments exist for the "
-                                      f"SM90 twin only; this run measures {getattr(ctx.kernel, 'kind', '?')}"}
+                                      f"SM90 twin's device operands only; this run measures "
+                                      f"{getattr(ctx.kernel, 'kind', '?')} ({type(ctx.headline).__name__})"}
     return measure_with(runner, make_experiment_plan(ctx.plan.quick))
 
 
