@@ -155,6 +155,8 @@ BenchResult bench_layer(int m, BenchOptions const& options) {
     s.ops.k = g.k;
     steps.push_back(std::move(s));
   }
+  // The fills ran on the legacy stream, which options.stream (non-blocking) does not wait for.
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after filling the layer's buffers");
   auto operands = [](Step const& s, long long call) {
     Operands x = s.ops;
     x.a = s.as->at(call);

@@ -27,7 +27,8 @@ inline DeviceBuffer device_buffer(std::size_t bytes) {
 }
 
 // A zero-filled device buffer (weights and activations of the layer benchmark: their values do not
-// change what the host does, and zeros are never NaN).
+// change what the host does, and zeros are never NaN). The fill may still run when this returns: the caller
+// synchronizes once its buffers are made.
 inline DeviceBuffer zeroed_buffer(std::size_t bytes) {
   DeviceBuffer b = device_buffer(bytes);
   cuda_check(cudaMemset(b.get(), 0, bytes), "cudaMemset (a benchmark buffer)");
@@ -44,6 +45,9 @@ class Rotation {
       cuda_check(cudaMemcpy(copies_.back().get(), base, bytes, cudaMemcpyDeviceToDevice),
                  "cudaMemcpy (a rotated operand)");
     }
+    // A device-to-device cudaMemcpy returns before it completes, and the benchmark's stream does not
+    // synchronize with the legacy stream: wait here, outside any timed loop.
+    if (count > 1) cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after copying operands");
   }
   int count() const { return static_cast<int>(copies_.size()) + 1; }
   void* at(long long call) const {
