@@ -162,7 +162,7 @@ add_binary() {
     grep -qF -- "-o $o " "$compiles" && continue
     echo "$NVCC $flags -I$dir/include -I$dir/tools/util/include -I$dir/test/unit/common -c $dir/$s -o $o > $o.log 2>&1 || { echo 'compile failed: $tree/$s'; tail -30 $o.log; }" >> "$compiles"
   done
-  echo "$NVCC -arch=$CUDA_ARCH $objs -o $dir/bin/$name -L$GTEST_LIB -lgtest -lcuda -pthread ${EXTRA_LDFLAGS:-} > $dir/bin/$name.log 2>&1 || { echo 'link failed: $tree/$name'; tail -30 $dir/bin/$name.log; }" >> "$links"
+  echo "$NVCC -arch=$CUDA_ARCH $objs -o $dir/bin/$name -L$GTEST_LIB -lgtest -lcuda -Xcompiler -pthread ${EXTRA_LDFLAGS:-} > $dir/bin/$name.log 2>&1 || { echo 'link failed: $tree/$name'; tail -30 $dir/bin/$name.log; }" >> "$links"
   binaries+=("$tree $name")
 }
 
