@@ -93,45 +93,61 @@ endforeach()
 file(GLOB_RECURSE _patch_files "${CO_PATCH_DIR}/*.patch" "${CO_PATCH_DIR}/series*")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_patch_files} "${_source_version_h}")
 
-# Patch a fresh copy every configure (a removed patch never lingers), then sync it into the tree the
-# build uses, touching only files whose content changed, so a re-configure does not recompile.
-set(CO_PATCHED_ROOT "${CMAKE_BINARY_DIR}/cutlass-patched")
-set(_stage "${CMAKE_BINARY_DIR}/cutlass-patched-stage")
-file(REMOVE_RECURSE "${_stage}")
-foreach(_sub IN LISTS CO_CUTLASS_SUBTREES)
-  get_filename_component(_parent "${_stage}/${_sub}" DIRECTORY)
-  file(COPY "${CO_CUTLASS_ROOT}/${_sub}" DESTINATION "${_parent}")
-endforeach()
-# Its own repository, so `git apply` never resolves paths against an enclosing checkout.
-execute_process(COMMAND "${GIT_EXECUTABLE}" init -q WORKING_DIRECTORY "${_stage}")
+# co_patched_tree(<out_root> <patch>...): the pristine header subtrees with <patch>... (names as in the series
+# file, relative to patch/) applied in order, synced into <out_root>. Every call patches a fresh copy (a removed
+# patch never lingers), then copies into <out_root> only the files whose content changed, so a re-configure does
+# not recompile. Hunks outside the header subtrees (tests, CHANGELOG) are for the upstream PR, not this build.
+# Sets <out_root>_CHANGED_BY in the caller's scope: the patches that touched a header subtree (the others, such
+# as test-only commits, leave the headers exactly as the patch before them did).
+function(co_patched_tree out_root)
+  set(_stage "${out_root}-stage")
+  file(REMOVE_RECURSE "${_stage}")
+  foreach(_sub IN LISTS CO_CUTLASS_SUBTREES)
+    get_filename_component(_parent "${_stage}/${_sub}" DIRECTORY)
+    file(COPY "${CO_CUTLASS_ROOT}/${_sub}" DESTINATION "${_parent}")
+  endforeach()
+  # Its own repository, so `git apply` never resolves paths against an enclosing checkout.
+  execute_process(COMMAND "${GIT_EXECUTABLE}" init -q WORKING_DIRECTORY "${_stage}")
+  set(_include_args "")
+  foreach(_sub IN LISTS CO_CUTLASS_SUBTREES)
+    list(APPEND _include_args "--include=${_sub}/*")
+  endforeach()
+  set(_changed_by "")
+  foreach(_p IN LISTS ARGN)
+    set(_file "${CO_PATCH_DIR}/${_p}")
+    if(NOT EXISTS "${_file}")
+      message(FATAL_ERROR "${CO_PATCH_SERIES_FILE} lists ${_p}, which is not in patch/")
+    endif()
+    execute_process(
+      COMMAND "${GIT_EXECUTABLE}" apply --numstat ${_include_args} "${_file}"
+      WORKING_DIRECTORY "${_stage}" OUTPUT_VARIABLE _numstat ERROR_QUIET)
+    if(NOT _numstat STREQUAL "")
+      list(APPEND _changed_by "${_p}")
+    endif()
+    execute_process(
+      COMMAND "${GIT_EXECUTABLE}" apply --verbose ${_include_args} "${_file}"
+      WORKING_DIRECTORY "${_stage}"
+      RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+    if(NOT _rc EQUAL 0)
+      message(FATAL_ERROR
+        "patch/${_p} does not apply to CUTLASS ${CO_CUTLASS_VERSION} (${CO_CUTLASS_ROOT}).\n"
+        "git apply says (file and hunk):\n${_err}${_out}")
+    endif()
+  endforeach()
+  foreach(_sub IN LISTS CO_CUTLASS_SUBTREES)
+    execute_process(COMMAND "${CMAKE_COMMAND}" -E copy_directory_if_different "${_stage}/${_sub}" "${out_root}/${_sub}"
+                    RESULT_VARIABLE _rc)
+    if(NOT _rc EQUAL 0)
+      message(FATAL_ERROR "could not sync the patched CUTLASS tree into ${out_root}")
+    endif()
+  endforeach()
+  set(${out_root}_CHANGED_BY "${_changed_by}" PARENT_SCOPE)
+endfunction()
 
-set(_include_args "")
-foreach(_sub IN LISTS CO_CUTLASS_SUBTREES)
-  list(APPEND _include_args "--include=${_sub}/*")
-endforeach()
+set(CO_PATCHED_ROOT "${CMAKE_BINARY_DIR}/cutlass-patched")
+co_patched_tree("${CO_PATCHED_ROOT}" ${CO_PATCH_LIST})
 foreach(_p IN LISTS CO_PATCH_LIST)
-  set(_file "${CO_PATCH_DIR}/${_p}")
-  if(NOT EXISTS "${_file}")
-    message(FATAL_ERROR "${CO_PATCH_SERIES_FILE} lists ${_p}, which is not in patch/")
-  endif()
-  # Hunks outside the header subtrees (tests, CHANGELOG) are for the upstream PR, not this build.
-  execute_process(
-    COMMAND "${GIT_EXECUTABLE}" apply --verbose ${_include_args} "${_file}"
-    WORKING_DIRECTORY "${_stage}"
-    RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
-  if(NOT _rc EQUAL 0)
-    message(FATAL_ERROR
-      "patch/${_p} does not apply to CUTLASS ${CO_CUTLASS_VERSION} (${CO_CUTLASS_ROOT}).\n"
-      "git apply says (file and hunk):\n${_err}${_out}")
-  endif()
   message(STATUS "cutlass-overhead: applied patch/${_p}")
-endforeach()
-foreach(_sub IN LISTS CO_CUTLASS_SUBTREES)
-  execute_process(COMMAND "${CMAKE_COMMAND}" -E copy_directory_if_different "${_stage}/${_sub}" "${CO_PATCHED_ROOT}/${_sub}"
-                  RESULT_VARIABLE _rc)
-  if(NOT _rc EQUAL 0)
-    message(FATAL_ERROR "could not sync the patched CUTLASS tree into ${CO_PATCHED_ROOT}")
-  endif()
 endforeach()
 set(CO_PATCHED_INCLUDES "${CO_PATCHED_ROOT}/include" "${CO_PATCHED_ROOT}/tools/util/include")
 list(LENGTH CO_PATCH_LIST _n)

@@ -43,6 +43,19 @@ std::size_t workspace_bytes(Operands const& ops);
 KernelHandle kernel(Operands const& ops);
 char const* cutlass_version();
 bool host_path_on_hopper();
+
+// The GEMMs of one transformer layer (Llama-3-8B-like: hidden 4096, 32+8+8 heads of 128, MLP 14336),
+// D(M,N) = A(M,K) @ W(N,K)^T, in the order a forward pass calls them. Attention itself is not a GEMM here.
+struct LayerGemm {
+  char const* name;
+  int n, k;
+};
+inline constexpr LayerGemm kLayerGemms[] = {
+    {"qkv", 6144, 4096}, {"out_proj", 4096, 4096}, {"gate_up", 28672, 4096}, {"down", 4096, 14336}};
+// One call = the layer's GEMMs once, each in o.mode (seed, initialize_run, update_run, floor) at M = m.
+// Weights and activations are allocated (zero-filled) and freed here; with o.rotation = r, call i takes
+// its A and D buffers from slot i % r of r per GEMM, as a caching allocator hands out activations.
+BenchResult bench_layer(int m, BenchOptions const& options);
 }  // namespace sm90
 
 namespace nvfp4 {

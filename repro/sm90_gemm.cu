@@ -9,6 +9,9 @@
 #include "cutlass/util/device_memory.h"
 #include "cutlass/util/packed_stride.hpp"
 
+#include <memory>
+#include <vector>
+
 #include "bench.cuh"
 #include "gemm_api.h"
 
@@ -98,13 +101,104 @@ void run_seed(Operands const& o, cudaStream_t stream) {
 
 BenchResult bench(Operands const& o, BenchOptions const& options) {
   using Gemm = KernelConfigSm90::Gemm;
+  std::size_t const elem = sizeof(KernelConfigSm90::ElementA);
+  // A and D change every call when options.rotation > 1; C is D when the caller gave none (beta == 0).
+  Rotation a(o.a, elem * o.m * o.k, options.rotation);
+  Rotation d(o.d, elem * o.m * o.n, options.rotation);
+  bool c_is_d = o.c == o.d;
+  auto operands = [&](long long call) {
+    Operands x = o;
+    x.a = a.at(call);
+    x.d = d.at(call);
+    if (c_is_d) x.c = x.d;
+    return x;
+  };
   return bench_gemm<Gemm>(
-      [&] { run_seed(o, options.stream); },
-      [&] { return args_from_options<KernelConfigSm90>(o.d, o.a, o.b, o.c, o.alpha, o.beta, o.m, o.n, o.k); },
+      [&](long long call) { run_seed(operands(call), options.stream); },
+      [&](long long call) {
+        Operands x = operands(call);
+        return args_from_options<KernelConfigSm90>(x.d, x.a, x.b, x.c, x.alpha, x.beta, x.m, x.n, x.k);
+      },
       options);
 }
 
+BenchResult bench_layer(int m, BenchOptions const& options) {
+  using Gemm = KernelConfigSm90::Gemm;
+  if (m < 1) throw std::invalid_argument("M must be positive");
+  if (options.mode == Mode::kFloor && options.rotation != 1) {
+    throw std::invalid_argument("mode floor builds its Params once, so its operands cannot change (rotation 1)");
+  }
+  if (options.mode != Mode::kSeed && options.mode != Mode::kInitializeRun && options.mode != Mode::kUpdateRun &&
+      options.mode != Mode::kFloor) {
+    throw std::invalid_argument(std::string("the layer benchmark has no mode ") + mode_name(options.mode));
+  }
+  std::size_t const elem = sizeof(KernelConfigSm90::ElementA);
+  struct Step {
+    Operands ops;
+    DeviceBuffer w, a, d;
+    std::unique_ptr<Rotation> as, ds;
+    std::unique_ptr<ModeCall<Gemm>> call;
+  };
+  std::vector<Step> steps;
+  for (LayerGemm const& g : kLayerGemms) {
+    Step s;
+    s.w = zeroed_buffer(elem * g.n * g.k);
+    s.a = zeroed_buffer(elem * m * g.k);
+    s.d = zeroed_buffer(elem * m * g.n);
+    s.as = std::make_unique<Rotation>(s.a.get(), elem * m * g.k, options.rotation);
+    s.ds = std::make_unique<Rotation>(s.d.get(), elem * m * g.n, options.rotation);
+    s.ops.a = s.a.get();
+    s.ops.b = s.w.get();
+    s.ops.c = s.ops.d = s.d.get();
+    s.ops.m = m;
+    s.ops.n = g.n;
+    s.ops.k = g.k;
+    steps.push_back(std::move(s));
+  }
+  // The fills ran on the legacy stream, which options.stream (non-blocking) does not wait for.
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after filling the layer's buffers");
+  auto operands = [](Step const& s, long long call) {
+    Operands x = s.ops;
+    x.a = s.as->at(call);
+    x.c = x.d = s.ds->at(call);
+    return x;
+  };
+  auto args = [](Operands const& x) {
+    return args_from_options<KernelConfigSm90>(x.d, x.a, x.b, x.c, x.alpha, x.beta, x.m, x.n, x.k);
+  };
+  std::vector<typename Gemm::Arguments> first;  // the floor's (its Params never change)
+  if (options.mode != Mode::kSeed) {
+    for (Step& s : steps) {
+      first.push_back(args(operands(s, 0)));
+      s.call = std::make_unique<ModeCall<Gemm>>(options.mode, first.back(), options.stream);
+    }
+  }
+  long long call = 0;
+  BenchResult r = time_loop([&] {
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      Step& s = steps[i];
+      if (options.mode == Mode::kSeed) {
+        run_seed(operands(s, call), options.stream);
+      } else if (options.mode == Mode::kFloor) {
+        PhaseScope phase;
+        (*s.call)(first[i], phase);
+      } else {
+        PhaseScope phase;
+        phase.enter(Phase::kArgs);
+        (*s.call)(args(operands(s, call)), phase);
+      }
+    }
+    ++call;
+  }, options);
+  return r;
+}
+
 std::size_t params_bytes() { return sizeof(KernelConfigSm90::Gemm::Params); }
+
+KernelHandle kernel(Operands const&) {
+  using GemmKernel = KernelConfigSm90::Gemm::GemmKernel;
+  return {reinterpret_cast<void const*>(&cutlass::device_kernel<GemmKernel>), GemmKernel::SharedStorageSize};
+}
 
 std::size_t workspace_bytes(Operands const& o) {
   return KernelConfigSm90::Gemm::get_workspace_size(
@@ -117,11 +211,6 @@ char const* cutlass_version() {
   static std::string const v = std::to_string(CUTLASS_MAJOR) + "." + std::to_string(CUTLASS_MINOR) + "." +
                                std::to_string(CUTLASS_PATCH);
   return v.c_str();
-}
-
-KernelHandle kernel(Operands const&) {
-  using GemmKernel = KernelConfigSm90::Gemm::GemmKernel;
-  return {reinterpret_cast<void const*>(&cutlass::device_kernel<GemmKernel>), GemmKernel::SharedStorageSize};
 }
 
 }  // namespace co::sm90

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <string>
+#include <type_traits>
 
 #include "cutlass/cutlass.h"
 #include "cutlass/version.h"
@@ -12,6 +13,7 @@
 #include "bench.h"
 #include "cuda_handles.h"
 #include "phase.hpp"
+#include "rotation.h"
 
 // The seed calls CUTLASS_CHECK; in a library it must throw (examples' version calls exit()).
 #ifndef CUTLASS_CHECK
@@ -63,7 +65,7 @@ BenchResult time_loop(Call&& plain_call, BenchOptions const& o) {
   Event stop = make_event();
   PhaseTimes phases;
   Clock::time_point t0, t1, t2;
-  Clock::duration drained{};  // time spent draining before calls, excluded from host time
+  Clock::duration drained{};  // time spent draining before calls (drain_between_calls), not host time
   {
     PhaseSinkGuard sink(&phases);
     cuda_check(cudaEventRecord(start.get(), o.stream), "cudaEventRecord(start)");
@@ -95,25 +97,92 @@ BenchResult time_loop(Call&& plain_call, BenchOptions const& o) {
   return r;
 }
 
-// `seed()` runs the seed's pattern once; `make_args()` builds the same Arguments the seed builds.
+// f(call) where f takes the call's index (a variant whose operands can rotate), else f().
+template <class F>
+decltype(auto) with_call(F& f, long long call) {
+  if constexpr (std::is_invocable_v<F&, long long>) {
+    return f(call);
+  } else {
+    return f();
+  }
+}
+
+// One GEMM problem called in one of the modes that take this call's Arguments: initialize_run,
+// update_run, floor (which ignores them: its Params were built once, from the first call's). The seed
+// mode is the variant's own function. Setup that happens once (floor, update_run) runs in the constructor,
+// outside any timed loop.
+template <class Gemm>
+class ModeCall {
+ public:
+  using Arguments = typename Gemm::Arguments;
+
+  ModeCall(Mode mode, Arguments const& first, cudaStream_t stream) : mode_(mode), stream_(stream) {
+    if (mode != Mode::kInitializeRun && mode != Mode::kUpdateRun && mode != Mode::kFloor) {
+      throw std::invalid_argument(std::string("ModeCall cannot run mode ") + mode_name(mode));
+    }
+    if (mode == Mode::kInitializeRun) return;
+    workspace_.reset(Gemm::get_workspace_size(first));
+    CUTLASS_CHECK(gemm_.can_implement(first));
+    CUTLASS_CHECK(gemm_.initialize(first, workspace_.get(), stream));
+  }
+
+  // One call; `phase` is the caller's scope (one per timed call: scopes do not nest).
+  void operator()(Arguments const& args, PhaseScope& phase) {
+    if (mode_ == Mode::kFloor) {
+      phase.enter(Phase::kRun);
+      CUTLASS_CHECK(gemm_.run(stream_));
+      return;
+    }
+    if (mode_ == Mode::kUpdateRun) {
+      phase.enter(Phase::kInitialize);
+      CUTLASS_CHECK(gemm_.update(args, workspace_.get()));
+      phase.enter(Phase::kRun);
+      CUTLASS_CHECK(gemm_.run(stream_));
+      return;
+    }
+    Gemm gemm;  // kInitializeRun: the seed's steps, but run(stream) instead of run(args)
+    phase.enter(Phase::kWorkspaceAlloc);
+    cutlass::device_memory::allocation<uint8_t> workspace(Gemm::get_workspace_size(args));
+    phase.enter(Phase::kInitialize);
+    CUTLASS_CHECK(gemm.initialize(args, workspace.get(), stream_));
+    phase.enter(Phase::kRun);
+    CUTLASS_CHECK(gemm.run(stream_));
+    phase.enter(Phase::kWorkspaceFree);
+  }
+
+ private:
+  Mode mode_;
+  cudaStream_t stream_;
+  Gemm gemm_;
+  cutlass::device_memory::allocation<uint8_t> workspace_;
+};
+
+// `seed(call)` runs the seed's pattern once; `make_args(call)` builds the Arguments the seed builds. Both
+// get the call's index, which picks the operands when o.rotation > 1; a variant whose functions take no
+// index cannot rotate its operands, and asking it to is an error.
 template <class Gemm, class Seed, class MakeArgs>
 BenchResult bench_gemm(Seed&& seed, MakeArgs&& make_args, BenchOptions const& o) {
-  if (o.mode == Mode::kSeed) {
-    return time_loop([&] { seed(); }, o);
+  constexpr bool kCanRotate = std::is_invocable_v<Seed&, long long> && std::is_invocable_v<MakeArgs&, long long>;
+  bool per_call_args = o.mode == Mode::kSeed || o.mode == Mode::kInitializeRun || o.mode == Mode::kUpdateRun;
+  if (o.rotation != 1) {
+    if (o.rotation < 1) throw std::invalid_argument("rotation must be >= 1");
+    if (!kCanRotate) throw std::invalid_argument("this variant cannot rotate its operands");
+    if (!per_call_args) {
+      throw std::invalid_argument(std::string("mode ") + mode_name(o.mode) +
+                                  " builds its Params once, so its operands cannot change per call (rotation 1)");
+    }
   }
-  if (o.mode == Mode::kInitializeRun) {
+  long long call = 0;
+  if (o.mode == Mode::kSeed) {
+    return time_loop([&] { with_call(seed, call++); }, o);
+  }
+  if (o.mode == Mode::kInitializeRun || o.mode == Mode::kUpdateRun) {
+    ModeCall<Gemm> gemm(o.mode, with_call(make_args, 0), o.stream);
     return time_loop([&] {
       PhaseScope phase;
-      Gemm gemm;
       phase.enter(Phase::kArgs);
-      typename Gemm::Arguments args = make_args();
-      phase.enter(Phase::kWorkspaceAlloc);
-      cutlass::device_memory::allocation<uint8_t> workspace(Gemm::get_workspace_size(args));
-      phase.enter(Phase::kInitialize);
-      CUTLASS_CHECK(gemm.initialize(args, workspace.get(), o.stream));
-      phase.enter(Phase::kRun);
-      CUTLASS_CHECK(gemm.run(o.stream));
-      phase.enter(Phase::kWorkspaceFree);
+      typename Gemm::Arguments args = with_call(make_args, call++);
+      gemm(args, phase);
     }, o);
   }
   if (o.mode == Mode::kBareLaunch) {
@@ -131,16 +200,12 @@ BenchResult bench_gemm(Seed&& seed, MakeArgs&& make_args, BenchOptions const& o)
     throw std::invalid_argument("unknown benchmark mode " + std::to_string(static_cast<int>(o.mode)));
   }
   // kFloor and kGraph: everything but the launch happens once, outside the timed loop.
-  Gemm gemm;
-  typename Gemm::Arguments args = make_args();
-  cutlass::device_memory::allocation<uint8_t> workspace(Gemm::get_workspace_size(args));
-  CUTLASS_CHECK(gemm.can_implement(args));
-  CUTLASS_CHECK(gemm.initialize(args, workspace.get(), o.stream));
+  typename Gemm::Arguments args = with_call(make_args, 0);
+  ModeCall<Gemm> floor(Mode::kFloor, args, o.stream);
   if (o.mode == Mode::kFloor) {
     return time_loop([&] {
       PhaseScope phase;
-      phase.enter(Phase::kRun);
-      CUTLASS_CHECK(gemm.run(o.stream));
+      floor(args, phase);
     }, o);
   }
   if (o.stream == nullptr) {
@@ -148,10 +213,10 @@ BenchResult bench_gemm(Seed&& seed, MakeArgs&& make_args, BenchOptions const& o)
   }
   Graph graph;
   {
-    CaptureGuard capture(o.stream, cudaStreamCaptureModeThreadLocal);
-    cutlass::Status launched = gemm.run(o.stream);
+    CaptureGuard capture(o.stream, cudaStreamCaptureModeThreadLocal);  // ends the capture if the launch throws
+    PhaseScope phase;
+    floor(args, phase);
     graph = capture.end();
-    CUTLASS_CHECK(launched);
   }
   GraphExec exec;
   cuda_check(cudaGraphInstantiate(exec.out(), graph.get(), 0), "cudaGraphInstantiate");

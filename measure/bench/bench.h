@@ -19,6 +19,8 @@ enum class Mode : int {
   kFloor,           // CUTLASS's own floor: initialize once, then gemm.run(stream) per call
   kGraph,           // the floor's launch captured once into a CUDA graph, cudaGraphLaunch per call
   kBareLaunch,      // an empty kernel with a parameter block of sizeof(Gemm::Params): the launch floor
+  kUpdateRun,       // the caller-side fix when operands change: one Gemm, initialize once; per call
+                    // gemm.update(args) (new Params, no attribute call) then gemm.run(stream)
   kCount
 };
 
@@ -30,6 +32,7 @@ inline char const* mode_name(Mode m) {
     case Mode::kFloor: return "floor";
     case Mode::kGraph: return "graph";
     case Mode::kBareLaunch: return "bare_launch";
+    case Mode::kUpdateRun: return "update_run";
     default: return "invalid";
   }
 }
@@ -45,6 +48,10 @@ struct BenchOptions {
   // Record each call into a CUDA graph that is destroyed unlaunched: the host path runs, no kernel does.
   // Forced on in the "host path on Hopper" build; on the SM90 twin it measures what the capture changes.
   bool capture_each_call = false;
+  // Operands that change every call: call i uses the (i % rotation)-th of `rotation` distinct A and D
+  // buffers (the caller's own, plus rotation - 1 copies the benchmark allocates and frees). 1 = unchanged.
+  // Only modes that build Arguments per call take it (seed, initialize_run, update_run).
+  int rotation = 1;
   cudaStream_t stream = nullptr;
 };
 

@@ -83,6 +83,9 @@ CO_TRACE_API std::vector<EncodeInputs> captured_encodes();
 CO_TRACE_API std::vector<std::string> unit_cost_names();
 CO_TRACE_API double unit_cost_ns(std::string const& name, int iterations);
 CO_TRACE_API double encode_cost_ns(EncodeInputs const& inputs, int iterations);
+// Mean host ns of cudaFuncSetAttribute(function, attribute, value) where it is paid: on a GEMM's own kernel
+// (a variant passes its kernel handle) or, with function == nullptr, on an empty kernel, same arguments.
+CO_TRACE_API double func_attribute_ns(void const* function, int attribute, int value, int iterations);
 
 }  // namespace trace
 }  // namespace co

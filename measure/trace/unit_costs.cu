@@ -151,4 +151,12 @@ double encode_cost_ns(EncodeInputs const& in, int iterations) {
   }
 }
 
+double func_attribute_ns(void const* function, int attribute, int value, int iterations) {
+  if (iterations < 1) throw std::invalid_argument("iterations must be >= 1");
+  check(cudaFree(nullptr), "cudaFree(nullptr) to create the context");
+  void const* target = function ? function : reinterpret_cast<void const*>(&empty_kernel);
+  auto attr = static_cast<cudaFuncAttribute>(attribute);
+  return mean_ns(iterations, [&] { return cudaFuncSetAttribute(target, attr, value); }, "cudaFuncSetAttribute");
+}
+
 }  // namespace co::trace

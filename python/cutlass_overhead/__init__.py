@@ -50,6 +50,7 @@ def build_info() -> dict[str, Any]:
         "build_type": _build_info.BUILD_TYPE,
         "build_options": dict(_build_info.BUILD_OPTIONS),
         "modules": list(_build_info.MODULES),
+        "ablation": [dict(e) for e in getattr(_build_info, "ABLATION", [])],
     }
 
 

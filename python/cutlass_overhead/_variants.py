@@ -34,10 +34,19 @@ def _preload_libcuda() -> str | None:
     return None
 
 
+def ablation_variants() -> list[dict[str, object]]:
+    """The per-commit ablation's SM90 variants this build has (CO_BUILD_ABLATION; cmake/Ablation.cmake), in
+    series order, the full series ("patched") last; [] without the option."""
+    from . import _build_info
+
+    return [dict(e) for e in getattr(_build_info, "ABLATION", [])]
+
+
 @cache
 def load(kind: str, variant: str) -> ModuleType:
     """Imports cutlass_overhead._<kind>_<variant>, raising VariantUnavailable with the reason."""
-    known = {"sm90": SM90_VARIANTS, "nvfp4": NVFP4_VARIANTS, "nvfp4_hopper": NVFP4_HOPPER_VARIANTS}
+    prefixes = tuple(str(e["variant"]) for e in ablation_variants() if e["variant"] not in SM90_VARIANTS)
+    known = {"sm90": SM90_VARIANTS + prefixes, "nvfp4": NVFP4_VARIANTS, "nvfp4_hopper": NVFP4_HOPPER_VARIANTS}
     if kind not in known or variant not in known[kind]:
         raise ValueError(f"unknown variant {kind}/{variant}; known: " +
                          ", ".join(f"{k}/{v}" for k, vs in known.items() for v in vs))

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import analysis, child, timing
+from . import analysis, child, experiments, timing
 from ._steps import note, one_line, run_step
 from ._variants import VariantUnavailable
 from .child import child_measure, merge_child, run_cupti_child, subprocess_child
@@ -87,6 +87,7 @@ def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
     results["issue_shape_ratios"] = analysis.issue_shape_ratios(results)
     results["candidates_625"] = run_step(results, "candidates", lambda: analysis.candidates_625(results, ctx.gpu)) or []
     results["targets"] = run_step(results, "targets", lambda: analysis.targets(results))
+    results.update(run_step(results, "experiments", lambda: experiments.measure(ctx, results)) or {})
     return results
 
 

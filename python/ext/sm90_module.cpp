@@ -1,4 +1,6 @@
 // Python module for one build of the Hopper twin (original, patched, direct, O0: see CMakeLists.txt).
+#include <nanobind/stl/string.h>
+
 #include "validate.h"
 
 namespace nb = nanobind;
@@ -70,9 +72,10 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
       "D = alpha * a @ b.T + beta * c, called in the seed's pattern (runNvfp4Gemm's body).");
 
   m.def("bench", [](Array a, Array b, nb::object c, Array d, float alpha, float beta, int mode, int iterations,
-                    int warmup, bool sync_each_call, uintptr_t stream) {
+                    int warmup, bool sync_each_call, uintptr_t stream, int rotation, bool drain_between_calls) {
         co::sm90::Operands ops = operands(a, b, c, d, alpha, beta);
-        co::BenchOptions o = co::py::bench_options(mode, iterations, warmup, sync_each_call, stream);
+        co::BenchOptions o = co::py::bench_options(mode, iterations, warmup, sync_each_call, stream, rotation,
+                                                   drain_between_calls);
         co::BenchResult r;
         {
           nb::gil_scoped_release release;
@@ -81,7 +84,55 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
         return co::py::to_dict(r);
       },
       "a"_a, "b"_a, "c"_a.none(), "d"_a, "alpha"_a, "beta"_a, "mode"_a, "iterations"_a, "warmup"_a,
-      "sync_each_call"_a, "stream"_a);
+      "sync_each_call"_a, "stream"_a, "rotation"_a = 1, "drain_between_calls"_a = false,
+      "Times `iterations` calls in `mode` (bench.h); rotation > 1 cycles A and D through that many buffers.");
+
+  m.def("bench_layer", [](int m_rows, int mode, int iterations, int warmup, uintptr_t stream, int rotation,
+                          bool drain_between_calls) {
+        if (m_rows < 1) co::py::fail_value("M must be positive, got " + std::to_string(m_rows));
+        co::BenchOptions o = co::py::bench_options(mode, iterations, warmup, false, stream, rotation,
+                                                   drain_between_calls);
+        co::py::expect_gpu(co::py::current_device(), CO_BUILT_ARCHS,
+                           "the SM90 bf16 GEMM");
+        co::BenchResult r;
+        {
+          nb::gil_scoped_release release;
+          r = co::sm90::bench_layer(m_rows, o);
+        }
+        return co::py::to_dict(r);
+      },
+      "m"_a, "mode"_a, "iterations"_a, "warmup"_a, "stream"_a, "rotation"_a = 1, "drain_between_calls"_a = false,
+      "Times `iterations` calls of one transformer layer's GEMMs (layer_gemms()) at M = m; one call = one layer.");
+
+  m.def("layer_gemms", [] {
+        nb::list out;
+        for (co::sm90::LayerGemm const& g : co::sm90::kLayerGemms) out.append(nb::make_tuple(g.name, g.n, g.k));
+        return out;
+      }, "(name, N, K) of each GEMM of the layer benchmark, in call order.");
+
+  m.def("kernel_smem_bytes", [] { return co::sm90::kernel({}).smem_bytes; },
+        "The dynamic shared memory the adapter sets on this GEMM's kernel (MaxDynamicSharedMemorySize).");
+
+  m.def("func_attribute_ns", [](std::string const& attribute, bool gemm_kernel, int iterations) {
+        co::KernelHandle k = co::sm90::kernel({});
+        int attr = 0, value = 0;
+        if (attribute == "MaxDynamicSharedMemorySize") {
+          attr = cudaFuncAttributeMaxDynamicSharedMemorySize;
+          value = k.smem_bytes;  // the adapter's own value, on either kernel
+        } else if (attribute == "NonPortableClusterSizeAllowed") {
+          attr = cudaFuncAttributeNonPortableClusterSizeAllowed;
+          value = 1;  // what ClusterLauncher::launch sets before every cluster launch
+        } else {
+          co::py::fail_value("attribute must be 'MaxDynamicSharedMemorySize' or 'NonPortableClusterSizeAllowed', got '" +
+                             attribute + "'");
+        }
+        if (iterations < 1) co::py::fail_value("iterations must be >= 1");
+        co::py::expect_gpu(co::py::current_device(), CO_BUILT_ARCHS, "the SM90 bf16 GEMM");
+        nb::gil_scoped_release release;
+        return co::trace::func_attribute_ns(gemm_kernel ? k.function : nullptr, attr, value, iterations);
+      },
+      "attribute"_a, "gemm_kernel"_a, "iterations"_a,
+      "Mean host ns of cudaFuncSetAttribute with the adapter's arguments, on this GEMM's kernel or an empty one.");
 
   m.def("params_bytes", &co::sm90::params_bytes, "sizeof(Gemm::Params): the kernel's parameter block.");
 }

@@ -152,6 +152,16 @@ inline void expect_gpu(int32_t device_id, char const* built_archs, char const* w
   if (current < 64) device_accepted(current).store(true, std::memory_order_release);
 }
 
+// The current device, or -1 where there is none (expect_gpu then says why).
+inline int32_t current_device() {
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return device;
+}
+
 inline cudaStream_t as_stream(uintptr_t handle) { return reinterpret_cast<cudaStream_t>(handle); }
 
 inline nb::dict to_dict(BenchResult const& r) {
@@ -168,17 +178,21 @@ inline nb::dict to_dict(BenchResult const& r) {
   return d;
 }
 
-inline BenchOptions bench_options(int mode, int iterations, int warmup, bool sync_each_call, uintptr_t stream) {
+inline BenchOptions bench_options(int mode, int iterations, int warmup, bool sync_each_call, uintptr_t stream,
+                                  int rotation = 1, bool drain_between_calls = false) {
   if (mode < 0 || mode >= static_cast<int>(Mode::kCount)) {
     fail_value("unknown benchmark mode " + std::to_string(mode) + "; use cutlass_overhead.Mode");
   }
   if (iterations < 1 || warmup < 0) fail_value("iterations must be >= 1 and warmup >= 0");
+  if (rotation < 1) fail_value("rotation must be >= 1 (1 = operands unchanged), got " + std::to_string(rotation));
   BenchOptions o;
   o.mode = static_cast<Mode>(mode);
   o.iterations = iterations;
   o.warmup = warmup;
   o.sync_each_call = sync_each_call;
   o.stream = as_stream(stream);
+  o.rotation = rotation;
+  o.drain_between_calls = drain_between_calls;
   return o;
 }
 

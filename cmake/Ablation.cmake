@@ -1,0 +1,66 @@
+# CO_BUILD_ABLATION: the SM90 twin compiled against CUTLASS with each prefix of the patch series applied, as
+# variants _sm90_prefix<k> (k = patches applied), so the report can price each commit on its own.
+#
+# Inputs:  CO_PATCH_LIST (read from the series file at configure time, whatever the series is),
+#          co_patched_tree (cmake/CutlassSource.cmake), co_add_variant (CMakeLists.txt), CO_SM90_ARCHS.
+# Outputs: CO_ABLATION_PY, a Python literal for _build_info.ABLATION: one dict per variant built, in series order.
+#
+# A prefix is built only where its last patch changes a header (test-only commits leave the headers as the
+# prefix before them did); the full series is the "patched" variant already, so it is not built twice.
+
+set(CO_ABLATION_PY "[]")
+if(NOT CO_BUILD_ABLATION OR NOT CO_SM90_ARCHS)
+  return()
+endif()
+
+# "[PATCH 3/8] device_memory: no cudaMalloc for ..." -> "device_memory: no cudaMalloc for ..." (first line only).
+function(co_patch_subject patch out_var)
+  file(STRINGS "${CO_PATCH_DIR}/${patch}" _subject REGEX "^Subject: " LIMIT_COUNT 1)
+  string(REGEX REPLACE "^Subject: (\\[[^]]*\\] *)?" "" _subject "${_subject}")
+  string(REPLACE "\"" "'" _subject "${_subject}")
+  string(REPLACE "\\" "/" _subject "${_subject}")
+  string(REPLACE ";" "," _subject "${_subject}")
+  set(${out_var} "${_subject}" PARENT_SCOPE)
+endfunction()
+
+# Which patches change the headers (asked of git on the fully patched stage: --numstat applies nothing).
+set(_changing "")
+foreach(_p IN LISTS CO_PATCH_LIST)
+  execute_process(
+    COMMAND "${GIT_EXECUTABLE}" apply --numstat --include=include/* --include=tools/util/include/*
+            "${CO_PATCH_DIR}/${_p}"
+    WORKING_DIRECTORY "${CO_PATCHED_ROOT}-stage" OUTPUT_VARIABLE _numstat ERROR_QUIET)
+  if(NOT _numstat STREQUAL "")
+    list(APPEND _changing "${_p}")
+  endif()
+endforeach()
+list(LENGTH CO_PATCH_LIST _count)
+list(LENGTH _changing _n_changing)
+if(_n_changing EQUAL 0)
+  message(FATAL_ERROR "CO_BUILD_ABLATION: no patch in ${CO_PATCH_SERIES_FILE} changes a CUTLASS header")
+endif()
+list(GET _changing -1 _final)  # from here on the headers are the full series': the "patched" variant
+
+set(_entries "")
+set(_prefix "")
+set(_k 0)
+foreach(_p IN LISTS CO_PATCH_LIST)
+  math(EXPR _k "${_k} + 1")
+  list(APPEND _prefix "${_p}")
+  if(NOT _p IN_LIST _changing)
+    message(STATUS "cutlass-overhead: ablation skips prefix ${_k} (patch/${_p} changes no header)")
+    continue()
+  endif()
+  co_patch_subject("${_p}" _subject)
+  if(_p STREQUAL _final)
+    list(APPEND _entries "{\"variant\": \"patched\", \"patches\": ${_count}, \"last\": \"${_p}\", \"subject\": \"${_subject}\"}")
+    break()
+  endif()
+  set(_root "${CMAKE_BINARY_DIR}/cutlass-prefix${_k}")
+  co_patched_tree("${_root}" ${_prefix})
+  co_add_variant(sm90 prefix${_k} INCLUDES "${_root}/include" "${_root}/tools/util/include" ARCHS ${CO_SM90_ARCHS})
+  list(APPEND _entries "{\"variant\": \"prefix${_k}\", \"patches\": ${_k}, \"last\": \"${_p}\", \"subject\": \"${_subject}\"}")
+  message(STATUS "cutlass-overhead: ablation variant prefix${_k} = patches 1..${_k} (up to ${_p})")
+endforeach()
+string(REPLACE ";" ", " _entries "${_entries}")
+set(CO_ABLATION_PY "[${_entries}]")

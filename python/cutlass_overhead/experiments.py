@@ -1,0 +1,380 @@
+"""The experiments the harness runs on the Hopper twin: what each commit buys, with operands that change.
+
+Every number here comes from harness.interleaved(): the blocks of one experiment run once per round, in a
+seeded random order, in this one process; each is summarized as median + IQR, compared with pristine CUTLASS
+per round, and published beside the run's A/A noise floor (the same block timed twice per round).
+
+* ablation   host us per call of the issue's pattern for pristine CUTLASS, each prefix of the patch series
+             (CO_BUILD_ABLATION), the full series and the caller-side fixes, with operands unchanged and with
+             A and D changing every call (`ROTATION` buffers each); plus API counts per call (CUPTI, in a
+             child process: this one never loads CUPTI).
+* layer      one transformer layer's GEMMs (layer_gemms() in C++) at a decode and a prefill M, A and D
+             rotating: host us per layer with the launch queue never filling (the stream is drained before
+             each layer, outside the timed span), and loop and GPU us per layer (host- or GPU-bound).
+* in_situ_ns cudaFuncSetAttribute with the adapter's own arguments on the GEMM's own kernel vs an empty one.
+
+Result keys: "ablation", "layer", "noise_floor", "in_situ_ns" (+ "in_situ_spread_ns"). Each quantity is
+recorded once (harness.Quantities). Only the SM90 twin has these entry points; on NVFP4 nothing is measured.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from . import harness
+
+# Distinct A and D buffers cycled through when operands change (a caching allocator's working set).
+ROTATION = 4
+# The layer's decode and prefill M.
+LAYER_MS = (16, 2048)
+# The API groups counted per call (CUPTI names, without ABI suffix).
+COUNTED_APIS: dict[str, tuple[str, ...]] = {
+    "entry_point_lookups": ("cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion"),
+    "driver_version_queries": ("cudaDriverGetVersion", "cuDriverGetVersion"),
+    "tma_encodes": ("cuTensorMapEncodeTiled",),
+    "cudaFuncSetAttribute": ("cudaFuncSetAttribute",),
+    "cudaMalloc": ("cudaMalloc",),
+    "launches": ("cudaLaunchKernelExC", "cudaLaunchKernel"),
+}
+# The caller-side fixes: unchanged operands -> initialize once, run(stream) per call ("floor"); changing
+# operands -> one Gemm, update(args) + run(stream) per call ("update_run").
+CALLER_FIXES: dict[str, str] = {"unchanged": "floor", "changing": "update_run"}
+# The layer's configurations: (variant, mode), all with A and D changing every layer call.
+LAYER_CONFIGS: tuple[tuple[str, str], ...] = (
+    ("original", "seed"), ("patched", "seed"), ("original", "update_run"), ("patched", "update_run"))
+PRISTINE = "original"
+IN_SITU_ATTRIBUTES = ("MaxDynamicSharedMemorySize", "NonPortableClusterSizeAllowed")
+
+
+def in_situ_key(attribute: str, gemm_kernel: bool) -> str:
+    """The smem attribute (what the adapter sets in initialize) keeps the plain key the docs render."""
+    kernel = "GEMM kernel" if gemm_kernel else "empty kernel"
+    return f"cudaFuncSetAttribute({kernel})" if attribute == IN_SITU_ATTRIBUTES[0] \
+        else f"cudaFuncSetAttribute({kernel}, {attribute})"
+
+
+@dataclass(frozen=True)
+class ExperimentPlan:
+    rounds: int
+    calls: int  # GEMM calls per ablation sample (well below the launch queue's depth)
+    layer_calls: int  # layer calls per layer sample (4 launches each)
+    warmup: int
+    attribute_calls: int
+    count_calls: int  # N in the counting difference (2N calls minus N calls)
+
+
+def make_experiment_plan(quick: bool) -> ExperimentPlan:
+    if quick:
+        return ExperimentPlan(rounds=5, calls=128, layer_calls=16, warmup=5, attribute_calls=256, count_calls=5)
+    return ExperimentPlan(rounds=15, calls=256, layer_calls=48, warmup=10, attribute_calls=1024, count_calls=10)
+
+
+class Runner(Protocol):
+    """What the experiments need from the GPU side (real: DeviceRunner; tests: a fake)."""
+
+    def ablation_variants(self) -> list[dict[str, Any]]: ...
+
+    def bench(self, variant: str, mode: str, iterations: int, warmup: int, rotation: int) -> dict[str, Any]: ...
+
+    def bench_layer(self, variant: str, mode: str, m: int, iterations: int, warmup: int, rotation: int,
+                    drain: bool) -> dict[str, Any]: ...
+
+    def func_attribute_ns(self, attribute: str, gemm_kernel: bool, iterations: int) -> float: ...
+
+    def counts(self, configs: Sequence[tuple[str, str, int]], calls: int) -> dict[str, dict[str, float]]: ...
+
+
+def config_key(variant: str, mode: str) -> str:
+    return f"{variant}/{mode}"
+
+
+# ---- The experiments ---------------------------------------------------------------------------------------
+
+
+def ablation_configs(runner: Runner) -> dict[str, list[tuple[str, str]]]:
+    """(variant, mode) per operand regime: pristine, each prefix, the full series (all in the issue's seed
+    pattern), then the caller-side fix on pristine and on patched CUTLASS."""
+    seeds = [(PRISTINE, "seed")] + [(e["variant"], "seed") for e in runner.ablation_variants()]
+    if (("patched", "seed")) not in seeds:  # a build without CO_BUILD_ABLATION: pristine vs the full series
+        seeds.append(("patched", "seed"))
+    return {regime: seeds + [(PRISTINE, fix), ("patched", fix)] for regime, fix in CALLER_FIXES.items()}
+
+
+def summarize(samples: dict[str, list[float]], names: dict[str, str], baseline: str, q: harness.Quantities,
+              prefix: str, unit: str) -> dict[str, Any]:
+    """Per config: median + IQR of its samples and its per-round ratio to `baseline` (sample names -> keys)."""
+    out: dict[str, Any] = {}
+    for name, key in names.items():
+        q.record(f"{prefix}:{key}", harness.spread(samples[name]), unit)
+        out[key] = {unit: q[f"{prefix}:{key}"],
+                    "ratio_to_pristine": harness.ratio(samples, name, baseline).as_dict()}
+    return out
+
+
+def measure_ablation(runner: Runner, plan: ExperimentPlan, q: harness.Quantities, seed: int = 0
+                     ) -> tuple[dict[str, Any], harness.Spread]:
+    configs = ablation_configs(runner)
+    blocks: dict[str, Callable[[], float]] = {}
+    names: dict[str, dict[str, str]] = {}
+    for regime, pairs in configs.items():
+        rotation = ROTATION if regime == "changing" else 1
+        names[regime] = {}
+        for variant, mode in pairs:
+            name = f"{regime}:{config_key(variant, mode)}"
+            names[regime][name] = config_key(variant, mode)
+            blocks[name] = (lambda v=variant, m=mode, r=rotation:
+                            runner.bench(v, m, plan.calls, plan.warmup, r)["host_ns_per_call"] / 1e3)
+    noise = f"unchanged:{config_key(PRISTINE, 'seed')}"
+    samples = harness.interleaved(blocks, plan.rounds, seed=seed, noise_block=noise)
+    operands = {regime: summarize(samples, names[regime], f"{regime}:{config_key(PRISTINE, 'seed')}", q,
+                                  f"ablation:{regime}", "host_us")
+                for regime in configs}
+    count_configs = [(v, m, ROTATION if regime == "changing" else 1) for regime, pairs in configs.items()
+                     for v, m in pairs]
+    counted = runner.counts(count_configs, plan.count_calls)
+    counts = {regime: {config_key(v, m): counted[f"{v}/{m}@{ROTATION if regime == 'changing' else 1}"]
+                       for v, m in pairs} for regime, pairs in configs.items()}
+    result = {"variants": runner.ablation_variants(), "rotation": ROTATION, "rounds": plan.rounds,
+              "calls_per_sample": plan.calls, "host_us": operands, "counts_per_call": counts,
+              "caller_fixes": CALLER_FIXES,
+              "note": "host us per call of the issue's pattern (seed) per build; ratios per round vs pristine seed"}
+    return result, harness.noise_floor(samples, noise)
+
+
+def measure_layer(runner: Runner, plan: ExperimentPlan, q: harness.Quantities, seed: int = 0
+                  ) -> tuple[dict[str, Any], harness.Spread]:
+    blocks: dict[str, Callable[[], float]] = {}
+    gpu_samples: dict[str, list[float]] = {}
+    for m in LAYER_MS:
+        for variant, mode in LAYER_CONFIGS:
+            base = f"M={m}:{config_key(variant, mode)}"
+            blocks[f"{base}:host"] = (lambda v=variant, md=mode, mm=m: runner.bench_layer(
+                v, md, mm, plan.layer_calls, plan.warmup, ROTATION, True)["host_ns_per_call"] / 1e3)
+            # loop and GPU us come from one run; the GPU span is recorded beside the loop sample.
+            blocks[f"{base}:loop"] = (lambda v=variant, md=mode, mm=m, b=base: record_loop(
+                runner.bench_layer(v, md, mm, plan.layer_calls, plan.warmup, ROTATION, False), gpu_samples, b))
+    noise = f"M={LAYER_MS[0]}:{config_key(PRISTINE, 'seed')}:host"
+    samples = harness.interleaved(blocks, plan.rounds, seed=seed, noise_block=noise)
+    by_m: dict[str, Any] = {}
+    for m in LAYER_MS:
+        rows: dict[str, Any] = {}
+        for variant, mode in LAYER_CONFIGS:
+            base, key = f"M={m}:{config_key(variant, mode)}", config_key(variant, mode)
+            pristine = f"M={m}:{config_key(PRISTINE, 'seed')}"
+            for what in ("host", "loop"):
+                q.record(f"layer:M={m}:{key}:{what}", harness.spread(samples[f"{base}:{what}"]), "us")
+            q.record(f"layer:M={m}:{key}:gpu", harness.spread(gpu_samples[base]), "us")
+            host, loop, gpu = (q[f"layer:M={m}:{key}:{w}"] for w in ("host", "loop", "gpu"))
+            rows[key] = {"host_us_per_layer": host, "loop_us_per_layer": loop, "gpu_us_per_layer": gpu,
+                         "host_ratio_to_pristine": harness.ratio(samples, f"{base}:host", f"{pristine}:host").as_dict(),
+                         "loop_ratio_to_pristine": harness.ratio(samples, f"{base}:loop", f"{pristine}:loop").as_dict(),
+                         "bound": "host" if host["median"] > gpu["median"] else "GPU"}
+        by_m[f"M={m}"] = rows
+    result = {"gemms": runner_layer_gemms(runner), "ms": list(LAYER_MS), "rotation": ROTATION,
+              "rounds": plan.rounds, "calls_per_sample": plan.layer_calls, "by_m": by_m,
+              "note": "host us per layer: stream drained before each layer, outside the timed span (the launch "
+                      "queue never fills); loop us per layer: no drain, loop start to stream drained"}
+    return result, harness.noise_floor(samples, noise)
+
+
+def record_loop(r: dict[str, Any], gpu_samples: dict[str, list[float]], base: str) -> float:
+    gpu_samples.setdefault(base, []).append(r["gpu_ns_per_iter"] / 1e3)
+    return r["loop_ns_per_iter"] / 1e3
+
+
+def runner_layer_gemms(runner: Runner) -> list[dict[str, Any]]:
+    gemms = getattr(runner, "layer_gemms", None)
+    return [{"name": n, "n": nn, "k": k} for n, nn, k in gemms()] if gemms else []
+
+
+def measure_in_situ(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> tuple[dict[str, float], dict[str, Any]]:
+    blocks = {in_situ_key(a, g): (lambda a=a, g=g: runner.func_attribute_ns(a, g, plan.attribute_calls))
+              for a in IN_SITU_ATTRIBUTES for g in (True, False)}
+    samples = harness.interleaved(blocks, plan.rounds, seed=seed)
+    spreads = {k: harness.spread(v) for k, v in samples.items()}
+    # The median is the number (the docs render it); its quartiles sit beside it, without repeating it.
+    return ({k: s.median for k, s in spreads.items()},
+            {k: {"q1": s.q1, "q3": s.q3, "n": s.n,
+                 "ratio_to_empty_kernel": harness.ratio(samples, k, k.replace("GEMM kernel", "empty kernel")).as_dict()
+                 if "GEMM kernel" in k else None} for k, s in spreads.items()})
+
+
+def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> dict[str, Any]:
+    """Every experiment; returns the result keys (see the module docstring)."""
+    q = harness.Quantities()
+    ablation, ablation_noise = measure_ablation(runner, plan, q, seed)
+    layer, layer_noise = measure_layer(runner, plan, q, seed)
+    in_situ, in_situ_spread = measure_in_situ(runner, plan, seed)
+    return {"ablation": ablation, "layer": layer, "in_situ_ns": in_situ, "in_situ_spread_ns": in_situ_spread,
+            "noise_floor": {"ablation": {**ablation_noise.as_dict(), "block": f"{PRISTINE}/seed, operands unchanged"},
+                            "layer": {**layer_noise.as_dict(), "block": f"{PRISTINE}/seed, M={LAYER_MS[0]}, host"}}}
+
+
+# ---- The real GPU side ----------------------------------------------------------------------------------
+
+
+class DeviceRunner:
+    """The SM90 variant modules on the report's headline operands and stream (a workloads.DeviceWorkload)."""
+
+    def __init__(self, workload: Any) -> None:
+        self.w = workload
+
+    def _module(self, variant: str) -> Any:
+        from ._variants import load
+
+        return load("sm90", variant)
+
+    def ablation_variants(self) -> list[dict[str, Any]]:
+        from ._variants import ablation_variants
+
+        return ablation_variants()
+
+    def layer_gemms(self) -> list[tuple[str, int, int]]:
+        return [tuple(g) for g in self._module(PRISTINE).layer_gemms()]
+
+    def bench(self, variant: str, mode: str, iterations: int, warmup: int, rotation: int) -> dict[str, Any]:
+        from .workloads import mode_value
+
+        w = self.w
+        return self._module(variant).bench(w.a, w.b, None, w.d, 1.0, 0.0, mode_value(mode), iterations, warmup,
+                                           False, w.handle, rotation, False)
+
+    def bench_layer(self, variant: str, mode: str, m: int, iterations: int, warmup: int, rotation: int,
+                    drain: bool) -> dict[str, Any]:
+        from .workloads import mode_value
+
+        return self._module(variant).bench_layer(m, mode_value(mode), iterations, warmup, self.w.handle, rotation,
+                                                 drain)
+
+    def func_attribute_ns(self, attribute: str, gemm_kernel: bool, iterations: int) -> float:
+        return float(self._module(PRISTINE).func_attribute_ns(attribute, gemm_kernel, iterations))
+
+    def counts(self, configs: Sequence[tuple[str, str, int]], calls: int) -> dict[str, dict[str, float]]:
+        """Counted in a child process: CUPTI, once used, slows every later CUDA call of its process."""
+        shape = self.w.shape
+        with tempfile.TemporaryDirectory() as tmp:
+            request, out = Path(tmp) / "in.json", Path(tmp) / "out.json"
+            request.write_text(json.dumps({"shape": shape.as_dict(), "configs": list(configs), "calls": calls}))
+            subprocess.run([sys.executable, "-m", "cutlass_overhead.experiments", "--counts", str(request), str(out)],
+                           check=True)
+            return json.loads(out.read_text())
+
+
+def count_per_call(count: Callable[[int], dict[str, int]], calls: int) -> dict[str, float]:
+    """Per-call counts from count(2N) - count(N): what a benchmark does once (setup, warm-up) cancels."""
+    fewer, more = count(calls), count(2 * calls)
+    return {group: (more[group] - fewer[group]) / calls for group in COUNTED_APIS}
+
+
+def counts_child(request: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """The child's side of DeviceRunner.counts: CUPTI call counts per config, "variant/mode@rotation"."""
+    from . import _device
+    from .trace import count_calls
+    from .workloads import DeviceWorkload, Shape
+
+    w = DeviceWorkload(Shape(**request["shape"]), _device.Stream())
+    runner = DeviceRunner(w)
+    out: dict[str, dict[str, float]] = {}
+    for variant, mode, rotation in request["configs"]:
+        def count(n: int, v: str = variant, m: str = mode, r: int = rotation) -> dict[str, int]:
+            with count_calls() as c:
+                runner.bench(v, m, n, 0, r)
+            return {group: c.total(*apis) for group, apis in COUNTED_APIS.items()}
+
+        runner.bench(variant, mode, 2, 1, rotation)  # first calls resolve, load and encode once
+        out[f"{variant}/{mode}@{rotation}"] = count_per_call(count, int(request["calls"]))
+    return out
+
+
+def runner_for(workload: Any) -> Runner | None:
+    """The workload's own runner (a fake's `experiment_runner()`), DeviceRunner on the SM90 twin's device
+    operands, else None (NVFP4: no rotation, layer or kernel-handle entry points)."""
+    from .workloads import DeviceWorkload
+
+    make = getattr(workload, "experiment_runner", None)
+    if make is not None:
+        return make()
+    if isinstance(workload, DeviceWorkload) and workload.kind == "sm90":
+        return DeviceRunner(workload)
+    return None
+
+
+def measure(ctx: Any, results: dict[str, Any]) -> dict[str, Any]:
+    """The report's step: every experiment on the context's headline operands (SM90 twin only)."""
+    runner = runner_for(ctx.headline)
+    if runner is None:
+        return {"experiments_status": "not measured: the ablation, layer and in-situ experiments exist for the "
+                                      f"SM90 twin's device operands only; this run measures "
+                                      f"{getattr(ctx.kernel, 'kind', '?')} ({type(ctx.headline).__name__})"}
+    return measure_with(runner, make_experiment_plan(ctx.plan.quick))
+
+
+def summary_lines(out: dict[str, Any]) -> list[str]:
+    """A few lines for the log: medians with IQR, ratios to pristine, the noise floors."""
+    def cell(x: dict[str, Any]) -> str:
+        return f"{x['median']:.2f} [{x['q1']:.2f}, {x['q3']:.2f}]"
+
+    lines = []
+    for regime, rows in out["ablation"]["host_us"].items():
+        lines.append(f"ablation, operands {regime}: host us/call median [IQR], ratio to original/seed per round")
+        for key, row in rows.items():
+            lines.append(f"  {key:28s} {cell(row['host_us'])}  x{cell(row['ratio_to_pristine'])}")
+    for m, rows in out["layer"]["by_m"].items():
+        lines.append(f"layer {m}: host us/layer (drained) | loop us/layer | GPU us/layer | bound")
+        for key, row in rows.items():
+            lines.append(f"  {key:24s} {cell(row['host_us_per_layer'])} | {cell(row['loop_us_per_layer'])} | "
+                         f"{cell(row['gpu_us_per_layer'])} | {row['bound']}")
+    lines += [f"in situ: {k} = {v:.0f} ns" for k, v in out["in_situ_ns"].items()]
+    lines += [f"noise floor ({k}): A/A ratio {cell(v)}" for k, v in out["noise_floor"].items()]
+    return lines
+
+
+def standalone(out_dir: Path, quick: bool, argv: Sequence[str]) -> int:
+    """Only the experiments, on the report's headline shape (128x4096x4096), into OUT/experiments.json."""
+    from . import _device
+    from .stamp import stamp
+    from .workloads import DeviceWorkload, NoGpu, Shape, gpu_info
+
+    try:
+        gpu = gpu_info()
+    except NoGpu as error:
+        print(f"cutlass_overhead.experiments: {error}", file=sys.stderr)
+        return 2
+    w = DeviceWorkload(Shape(128, 4096, 4096), _device.Stream())
+    out = {"schema": 1, "stamp": stamp(gpu, None, quick, list(argv)), "shape": w.shape.as_dict(),
+           **measure_with(DeviceRunner(w), make_experiment_plan(quick))}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "experiments.json"
+    path.write_text(json.dumps(out, indent=1, allow_nan=False) + "\n")
+    print("\n".join(summary_lines(out)))
+    print(f"wrote {path}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python -m cutlass_overhead.experiments",
+                                     description="The ablation, layer and in-situ experiments alone (SM90 twin).")
+    parser.add_argument("--out", type=Path, default=Path("report"), help="writes OUT/experiments.json")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and calls")
+    parser.add_argument("--counts", nargs=2, type=Path, metavar=("IN_JSON", "OUT_JSON"),
+                        help="internal: the CUPTI counts, in a process of their own (DeviceRunner.counts)")
+    args = parser.parse_args(args_list)
+    if args.counts:
+        request, out = args.counts
+        out.write_text(json.dumps(counts_child(json.loads(request.read_text()))) + "\n")
+        return 0
+    return standalone(args.out, args.quick, args_list)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,258 @@
+"""The experiments module on a fake runner (CPU only): what is interleaved, with which operands and modes, and
+what lands in the JSON. Every number is SYNTHETIC (a fake's rule, not a measurement).
+
+The fake runner lives here rather than in tests/fakes.py: it implements experiments.Runner, a protocol of
+this module alone."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from cutlass_overhead import experiments, harness
+
+# SYNTHETIC host us per call, by (variant, mode); changing operands add CHANGING_US to every mode.
+HOST_US = {("original", "seed"): 16.0, ("prefix1", "seed"): 15.0, ("prefix2", "seed"): 14.0, ("patched", "seed"): 10.0,
+           ("original", "floor"): 8.0, ("patched", "floor"): 5.0, ("original", "update_run"): 9.0,
+           ("patched", "update_run"): 7.0}
+GPU_US_PER_LAYER = {16: 50.0, 2048: 1000.0}  # SYNTHETIC
+CHANGING_US = 8.0
+# Blocks per round (each + 1 noise twin): ablation 2 regimes x (4 seeds + 2 fixes); layer 2 M x 4 configs x
+# (host, loop); in situ 2 attributes x 2 kernels (no twin).
+ROUND_SIZE = {"bench": 2 * 6 + 1, "layer": 2 * 4 * 2 + 1, "attr": 4}
+
+
+class FakeRunner:
+    """Records every call; times follow HOST_US, times a drift that grows 1.5x from one round to the next
+    (a round = ROUND_SIZE calls of a kind). Within a round every block sees the same drift, so per-round
+    ratios come out exact when, and only when, the blocks are interleaved round by round."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.n = {kind: 0 for kind in ROUND_SIZE}
+
+    def _drift(self, kind: str) -> float:
+        self.n[kind] += 1
+        return 1.5 ** ((self.n[kind] - 1) // ROUND_SIZE[kind])
+
+    def ablation_variants(self) -> list[dict[str, Any]]:
+        return [{"variant": "prefix1", "patches": 1, "last": "0001-x.patch", "subject": "x"},
+                {"variant": "prefix2", "patches": 2, "last": "0002-y.patch", "subject": "y"},
+                {"variant": "patched", "patches": 3, "last": "0003-z.patch", "subject": "z"}]
+
+    def layer_gemms(self) -> list[tuple[str, int, int]]:
+        return [("qkv", 6144, 4096), ("down", 4096, 14336)]
+
+    def bench(self, variant: str, mode: str, iterations: int, warmup: int, rotation: int) -> dict[str, Any]:
+        self.calls.append(("bench", variant, mode, rotation))
+        us = (HOST_US[(variant, mode)] + (CHANGING_US if rotation > 1 else 0.0)) * self._drift("bench")
+        return {"host_ns_per_call": us * 1e3, "loop_ns_per_iter": us * 1e3, "gpu_ns_per_iter": 1e3,
+                "iterations": iterations}
+
+    def bench_layer(self, variant: str, mode: str, m: int, iterations: int, warmup: int, rotation: int,
+                    drain: bool) -> dict[str, Any]:
+        self.calls.append(("layer", variant, mode, m, rotation, drain))
+        host = 4 * HOST_US[(variant, mode)] * self._drift("layer")
+        gpu = GPU_US_PER_LAYER[m]
+        return {"host_ns_per_call": host * 1e3, "loop_ns_per_iter": max(host, gpu) * 1e3,
+                "gpu_ns_per_iter": gpu * 1e3, "iterations": iterations}
+
+    def func_attribute_ns(self, attribute: str, gemm_kernel: bool, iterations: int) -> float:
+        self.calls.append(("attr", attribute, gemm_kernel))
+        return (2300.0 if gemm_kernel else 440.0) * self._drift("attr")
+
+    def counts(self, configs: Sequence[tuple[str, str, int]], calls: int) -> dict[str, dict[str, float]]:
+        self.calls.append(("counts", tuple(map(tuple, configs)), calls))
+        return {f"{v}/{m}@{r}": {g: float(len(v) + r) for g in experiments.COUNTED_APIS} for v, m, r in configs}
+
+
+PLAN = experiments.ExperimentPlan(rounds=6, calls=8, layer_calls=4, warmup=1, attribute_calls=8, count_calls=3)
+
+
+@pytest.fixture(scope="module")
+def measured() -> tuple[FakeRunner, dict[str, Any]]:
+    runner = FakeRunner()
+    return runner, experiments.measure_with(runner, PLAN, seed=3)
+
+
+def test_the_result_keys_and_json(measured: tuple[FakeRunner, dict[str, Any]]) -> None:
+    _, out = measured
+    assert set(out) == {"ablation", "layer", "noise_floor", "in_situ_ns", "in_situ_spread_ns"}
+    json.dumps(out, allow_nan=False)  # JSON-able as it stands
+
+
+def test_ablation_runs_every_prefix_and_the_caller_fixes_in_both_operand_regimes(measured: Any) -> None:
+    runner, out = measured
+    host = out["ablation"]["host_us"]
+    expected = ["original/seed", "prefix1/seed", "prefix2/seed", "patched/seed"]
+    assert list(host["unchanged"]) == expected + ["original/floor", "patched/floor"]
+    assert list(host["changing"]) == expected + ["original/update_run", "patched/update_run"]
+    benches = [c for c in runner.calls if c[0] == "bench"]
+    # Unchanged operands: rotation 1; changing: experiments.ROTATION buffers, for every config.
+    assert {c[3] for c in benches if c[2] == "floor"} == {1}
+    assert {c[3] for c in benches if c[2] == "update_run"} == {experiments.ROTATION}
+    assert {(c[1], c[3]) for c in benches if c[2] == "seed"} == {
+        (v, r) for v in ("original", "prefix1", "prefix2", "patched") for r in (1, experiments.ROTATION)}
+    # PLAN.rounds samples of each, plus the noise twin of original/seed with unchanged operands.
+    assert len(benches) == PLAN.rounds * (len(expected) * 2 + 4 + 1)
+    assert host["unchanged"]["prefix1/seed"]["host_us"]["n"] == PLAN.rounds
+
+
+def test_ablation_ratios_are_per_round_and_survive_drift(measured: Any) -> None:
+    _, out = measured
+    unchanged = out["ablation"]["host_us"]["unchanged"]
+    assert unchanged["original/seed"]["ratio_to_pristine"]["median"] == 1.0
+    # The drift cancels round by round: the ratios are exact, their spread zero.
+    ratio = unchanged["patched/seed"]["ratio_to_pristine"]
+    assert (ratio["median"], ratio["q1"], ratio["q3"]) == pytest.approx((10 / 16,) * 3, rel=1e-12)
+    # Changing operands are compared with pristine under changing operands.
+    changing = out["ablation"]["host_us"]["changing"]
+    assert changing["patched/update_run"]["ratio_to_pristine"]["median"] == pytest.approx(15 / 24, rel=1e-12)
+
+
+def test_ablation_counts_come_back_per_config_with_its_rotation(measured: Any) -> None:
+    runner, out = measured
+    (counted,) = [c for c in runner.calls if c[0] == "counts"]
+    assert ("patched", "update_run", experiments.ROTATION) in counted[1]
+    assert ("original", "floor", 1) in counted[1]
+    assert counted[2] == PLAN.count_calls
+    counts = out["ablation"]["counts_per_call"]
+    # The fake's rule: len(variant) + rotation per group; so the changing regime got its rotation's counts.
+    assert counts["changing"]["prefix1/seed"]["tma_encodes"] == len("prefix1") + experiments.ROTATION
+    assert counts["unchanged"]["prefix1/seed"]["tma_encodes"] == len("prefix1") + 1
+
+
+def test_layer_host_time_drains_and_loop_time_does_not(measured: Any) -> None:
+    runner, out = measured
+    layers = [c for c in runner.calls if c[0] == "layer"]
+    assert {c[4] for c in layers} == {experiments.ROTATION}  # operands always change in the layer
+    assert {c[3] for c in layers} == set(experiments.LAYER_MS)
+    drained = {(c[1], c[2], c[3]) for c in layers if c[5]}
+    undrained = {(c[1], c[2], c[3]) for c in layers if not c[5]}
+    assert drained == undrained == {(v, md, m) for v, md in experiments.LAYER_CONFIGS for m in experiments.LAYER_MS}
+    decode, prefill = out["layer"]["by_m"]["M=16"], out["layer"]["by_m"]["M=2048"]
+    # SYNTHETIC: 4 x 16 us of host per layer against 50 us of GPU (host-bound), 1000 us at prefill (GPU-bound).
+    assert decode["original/seed"]["bound"] == "host"
+    assert prefill["original/seed"]["bound"] == "GPU"
+    assert prefill["original/seed"]["gpu_us_per_layer"]["median"] == 1000.0
+    assert out["layer"]["gemms"][0] == {"name": "qkv", "n": 6144, "k": 4096}
+
+
+def test_in_situ_keys_are_the_ones_the_docs_render(measured: Any) -> None:
+    runner, out = measured
+    ns = out["in_situ_ns"]
+    assert isinstance(ns["cudaFuncSetAttribute(GEMM kernel)"], float)
+    assert isinstance(ns["cudaFuncSetAttribute(empty kernel)"], float)
+    assert set(ns) == {"cudaFuncSetAttribute(GEMM kernel)", "cudaFuncSetAttribute(empty kernel)",
+                       "cudaFuncSetAttribute(GEMM kernel, NonPortableClusterSizeAllowed)",
+                       "cudaFuncSetAttribute(empty kernel, NonPortableClusterSizeAllowed)"}
+    # The median is stated once: the spread beside it carries the quartiles, not the median again.
+    assert "median" not in out["in_situ_spread_ns"]["cudaFuncSetAttribute(GEMM kernel)"]
+    ratio = out["in_situ_spread_ns"]["cudaFuncSetAttribute(GEMM kernel)"]["ratio_to_empty_kernel"]
+    assert ratio["median"] == pytest.approx(2300 / 440, rel=1e-12)
+    attrs = {(c[1], c[2]) for c in runner.calls if c[0] == "attr"}
+    assert attrs == {(a, g) for a in experiments.IN_SITU_ATTRIBUTES for g in (True, False)}
+
+
+def test_noise_floor_is_reported_for_each_experiment(measured: Any) -> None:
+    _, out = measured
+    floor = out["noise_floor"]
+    assert set(floor) == {"ablation", "layer"}
+    assert floor["ablation"]["n"] == PLAN.rounds
+    # A/A: the same block twice per round, so the fake's drift cancels exactly.
+    assert (floor["ablation"]["median"], floor["layer"]["median"]) == (1.0, 1.0)
+
+
+def test_a_quantity_is_recorded_once() -> None:
+    q = harness.Quantities()
+    experiments.measure_ablation(FakeRunner(), PLAN, q)
+    with pytest.raises(KeyError, match="already measured"):
+        experiments.measure_ablation(FakeRunner(), PLAN, q)
+
+
+def test_without_the_ablation_build_pristine_meets_the_full_series() -> None:
+    class NoAblation(FakeRunner):
+        def ablation_variants(self) -> list[dict[str, Any]]:
+            return []
+
+    configs = experiments.ablation_configs(NoAblation())
+    assert configs["unchanged"][:2] == [("original", "seed"), ("patched", "seed")]
+
+
+def test_count_per_call_is_the_difference_of_two_sessions() -> None:
+    # SYNTHETIC: 7 calls of setup, 3 per call of every group.
+    def count(n: int) -> dict[str, int]:
+        return {g: 7 + 3 * n for g in experiments.COUNTED_APIS}
+
+    assert experiments.count_per_call(count, 5) == {g: 3.0 for g in experiments.COUNTED_APIS}
+
+
+def test_the_report_step_uses_the_workloads_runner_and_skips_nvfp4() -> None:
+    class Workload:
+        def experiment_runner(self) -> FakeRunner:
+            return FakeRunner()
+
+    class Ctx:
+        headline = Workload()
+        kernel = type("K", (), {"kind": "sm90"})()
+        plan = type("P", (), {"quick": True})()
+
+    out = experiments.measure(Ctx(), {})
+    assert out["in_situ_ns"]["cudaFuncSetAttribute(GEMM kernel)"] > 0
+
+    class Nvfp4Ctx(Ctx):
+        headline = object()
+        kernel = type("K", (), {"kind": "nvfp4"})()
+
+    assert experiments.measure(Nvfp4Ctx(), {}) == {
+        "experiments_status": "not measured: the ablation, layer and in-situ experiments exist for the SM90 twin's "
+                              "device operands only; this run measures nvfp4 (object)"}
+
+
+def test_summary_lines_show_every_config_and_the_noise_floor(measured: Any) -> None:
+    _, out = measured
+    text = "\n".join(experiments.summary_lines(out))
+    for key in ("prefix2/seed", "patched/update_run", "original/floor", "cudaFuncSetAttribute(GEMM kernel)"):
+        assert key in text
+    assert "noise floor (ablation)" in text and "noise floor (layer)" in text
+
+
+def test_ablation_build_has_one_variant_per_header_changing_prefix(tmp_path: Any) -> None:
+    """cmake/Ablation.cmake, checked against git: one variant per patch that changes a header, the last of
+    them being the full series ("patched"); test-only patches add none."""
+    import subprocess
+    from pathlib import Path
+
+    from cutlass_overhead import _build_info, build_info
+
+    built = build_info()["ablation"]
+    if build_info()["build_options"].get("CO_BUILD_ABLATION") != "ON":
+        assert built == []
+        pytest.skip("built without CO_BUILD_ABLATION")
+    patch_dir = Path(__file__).resolve().parents[1] / "patch"
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)  # git apply resolves paths in its own repo
+    changing = [k for k, name in enumerate(_build_info.PATCHES, start=1) if subprocess.run(
+        ["git", "apply", "--numstat", "--include=include/*", "--include=tools/util/include/*",
+         str(patch_dir / name)], cwd=tmp_path, capture_output=True, text=True, check=True).stdout.strip()]
+    expected = [(f"prefix{k}", k) for k in changing[:-1]] + [("patched", len(_build_info.PATCHES))]
+    assert [(e["variant"], e["patches"]) for e in built] == expected
+    assert {f"_sm90_{v}" for v, _ in expected} <= set(_build_info.MODULES)
+    for e in built:
+        assert e["subject"] and not e["subject"].startswith("[PATCH"), e
+
+
+def test_the_report_runs_the_experiments_as_one_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """report.measure_all on the fake GPU of tests/fakes.py, with this file's runner for the experiments."""
+    from fakes import ParentBackend, fake_child, fake_context, fake_results
+
+    from cutlass_overhead import report
+
+    monkeypatch.setattr(experiments, "runner_for", lambda workload: FakeRunner())
+    ctx = fake_context(ParentBackend, fake_child())
+    results = report.measure_all(ctx, fake_results(ctx))
+    assert results["errors"] == []
+    assert {"ablation", "layer", "noise_floor", "in_situ_ns"} <= set(results)
+    json.dumps(results, allow_nan=False)

@@ -1,0 +1,159 @@
+"""The experiments' GPU side on the Hopper twin: rotating operands, the caller-side fix for them, the layer,
+the in-situ attribute probe and the per-commit ablation. Counts and equality only (CUPTI); the times are the
+report's (experiments.py). Skips without an SM90 GPU."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+import cutlass_overhead as co
+from cutlass_overhead import Mode, experiments
+from cutlass_overhead._variants import ablation_variants
+from cutlass_overhead.trace import TMA_ENCODES, count_calls
+
+pytestmark = pytest.mark.gpu
+
+M, N, K = 128, 4096, 4096
+ROT = experiments.ROTATION
+
+
+def operands(torch: Any) -> dict[str, Any]:
+    g = torch.Generator(device="cuda").manual_seed(0)
+    return {"a": torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16),
+            "b": torch.randn(N, K, device="cuda", generator=g).to(torch.bfloat16),
+            "d": torch.empty(M, N, device="cuda", dtype=torch.bfloat16)}
+
+
+def bench(torch: Any, ops: dict[str, Any], variant: str, mode: str, calls: int, rotation: int) -> None:
+    stream = torch.cuda.current_stream()
+    co.load("sm90", variant).bench(ops["a"], ops["b"], None, ops["d"], 1.0, 0.0, int(Mode[mode]), calls, 0, False,
+                                   co.stream_handle(stream), rotation)
+    stream.synchronize()
+
+
+def per_call(torch_sm90: Any, configs: list[tuple[str, str, int]]) -> dict[str, dict[str, float]]:
+    """experiments' own counting (2N calls minus N calls), in this process."""
+    return experiments.counts_child({"shape": {"m": M, "n": N, "k": K}, "configs": configs, "calls": 5})
+
+
+def test_rotation_hands_each_call_the_next_buffer(torch_sm90: Any) -> None:
+    ops = operands(torch_sm90)
+    for rotation, distinct in ((1, 3), (ROT, 1 + 2 * ROT)):
+        bench(torch_sm90, ops, "original", "seed", 1, rotation)  # warm
+        with count_calls():
+            bench(torch_sm90, ops, "original", "seed", 2 * ROT, rotation)
+        addresses = {e["address"] for e in co._trace.captured_encodes()}
+        # B, plus one A and one D (C is D: beta = 0) per buffer in the rotation.
+        assert len(addresses) == distinct, (rotation, sorted(addresses))
+
+
+def test_rotation_buffers_are_allocated_once_and_freed(torch_sm90: Any) -> None:
+    ops = operands(torch_sm90)
+
+    def totals(rotation: int) -> tuple[int, int]:
+        bench(torch_sm90, ops, "patched", "seed", 1, rotation)
+        with count_calls() as c:
+            bench(torch_sm90, ops, "patched", "seed", 3, rotation)
+        return c.total("cudaMalloc"), c.total("cudaFree")
+
+    (malloc_1, free_1), (malloc_r, free_r) = totals(1), totals(ROT)
+    # rotation - 1 copies of A and of D, freed when bench() returns.
+    assert malloc_r - malloc_1 == 2 * (ROT - 1)
+    assert free_r - free_1 == 2 * (ROT - 1)
+
+
+def test_changing_operands_original_patched_and_the_caller_fix(torch_sm90: Any) -> None:
+    counts = per_call(torch_sm90, [("original", "seed", ROT), ("patched", "seed", ROT),
+                                   ("original", "update_run", ROT), ("patched", "update_run", ROT)])
+    seed_o, seed_p = counts[f"original/seed@{ROT}"], counts[f"patched/seed@{ROT}"]
+    fix_o, fix_p = counts[f"original/update_run@{ROT}"], counts[f"patched/update_run@{ROT}"]
+    # Pristine: initialize() and run(args) each encode A, B, C, D; 2 smem attributes + 1 cluster attribute.
+    assert (seed_o["tma_encodes"], seed_o["cudaFuncSetAttribute"]) == (8, 3)
+    # Patched: initialize() encodes the new operands, run(args) reuses the Params it just built.
+    assert (seed_p["tma_encodes"], seed_p["cudaFuncSetAttribute"]) == (4, 0)
+    # The caller-side fix: update() re-encodes the 4 descriptors, run(stream) launches; only pristine's
+    # cluster launcher still sets NonPortableClusterSizeAllowed.
+    assert (fix_o["tma_encodes"], fix_o["cudaFuncSetAttribute"], fix_o["launches"]) == (4, 1, 1)
+    assert (fix_p["tma_encodes"], fix_p["cudaFuncSetAttribute"], fix_p["launches"]) == (4, 0, 1)
+    assert fix_o["entry_point_lookups"] == 4 and fix_p["entry_point_lookups"] == 0
+
+
+def test_modes_that_build_params_once_refuse_rotation(torch_sm90: Any) -> None:
+    ops = operands(torch_sm90)
+    for mode in ("floor", "graph", "bare_launch"):
+        with pytest.raises(ValueError, match="rotation 1"):
+            bench(torch_sm90, ops, "original", mode, 1, ROT)
+    with pytest.raises(ValueError, match="rotation 1"):
+        co.load("sm90", "original").bench_layer(16, int(Mode.floor), 1, 0, 0, ROT)
+
+
+def test_layer_calls_each_gemm_once_per_layer_with_its_own_descriptors(torch_sm90: Any) -> None:
+    module = co.load("sm90", "patched")
+    gemms = module.layer_gemms()
+
+    def count(mode: str, calls: int) -> Any:
+        with count_calls() as c:
+            module.bench_layer(16, int(Mode[mode]), calls, 0, 0, ROT, True)
+        return c
+
+    for mode, encodes_per_gemm in (("seed", 4), ("update_run", 4)):
+        count(mode, 1)
+        fewer, more = count(mode, 4), count(mode, 8)
+        assert (more.total("cudaLaunchKernelExC") - fewer.total("cudaLaunchKernelExC")) / 4 == len(gemms)
+        assert (more.total(*TMA_ENCODES) - fewer.total(*TMA_ENCODES)) / 4 == encodes_per_gemm * len(gemms)
+        # drain_between_calls: one cudaStreamSynchronize before each layer.
+        assert (more.total("cudaStreamSynchronize") - fewer.total("cudaStreamSynchronize")) / 4 == 1
+
+
+def test_in_situ_probe_sets_the_attribute_on_the_kernel_asked_for(torch_sm90: Any) -> None:
+    module = co.load("sm90", "original")
+    assert module.kernel_smem_bytes() > 48 * 1024  # needs the opt-in the adapter's attribute call gives it
+    for attribute in experiments.IN_SITU_ATTRIBUTES:
+        for gemm_kernel in (True, False):
+            module.func_attribute_ns(attribute, gemm_kernel, 1)
+            with count_calls() as c:
+                ns = module.func_attribute_ns(attribute, gemm_kernel, 10)
+            assert ns > 0
+            assert c.total("cudaFuncSetAttribute") == 10 + 16  # 16 untimed warm-up calls, then the 10 timed
+
+
+# What each commit of the series removes from one seed call (128x4096x4096, 2x1 cluster), by its subject.
+# "zero": the group drops to 0 from a nonzero count; an int: the group changes by exactly that much. Every group
+# not named stays as it was. A new commit needs its line here, or the test says so.
+REMOVES: list[tuple[str, dict[str, int | str]]] = [
+    (r"driver entry point", {"entry_point_lookups": "zero"}),
+    (r"driver version", {"driver_version_queries": "zero"}),
+    # v4.3.5's backport of upstream #2928: cuDriverGetVersion becomes cudaDriverGetVersion, one query each.
+    (r"#2928|runtime API", {}),
+    (r"zero-size|cudaMalloc", {"cudaMalloc": "zero"}),
+    (r"non-portable cluster", {"cudaFuncSetAttribute": -1}),
+    (r"smem attribute once", {"cudaFuncSetAttribute": -2}),
+    (r"reuse Params", {"tma_encodes": -4}),
+]
+
+
+def expected_removal(subject: str) -> dict[str, int | str]:
+    found = [removes for pattern, removes in REMOVES if re.search(pattern, subject)]
+    assert len(found) == 1, f"no single expectation in REMOVES for the commit {subject!r}: add one"
+    return found[0]
+
+
+def test_each_prefix_removes_what_its_commit_removes(torch_sm90: Any) -> None:
+    steps = ablation_variants()
+    if not steps:
+        pytest.skip("this build has no ablation variants (build with CO_BUILD_ABLATION=ON)")
+    names = ["original"] + [str(s["variant"]) for s in steps]
+    counts = per_call(torch_sm90, [(v, "seed", 1) for v in names])
+    for before, step in zip(names, steps):
+        was, now = counts[f"{before}/seed@1"], counts[f"{step['variant']}/seed@1"]
+        removes = expected_removal(str(step["subject"]))
+        for group in experiments.COUNTED_APIS:
+            change = removes.get(group, 0)
+            where = f"{step['variant']} ({step['subject']}): {group} {was[group]} -> {now[group]}"
+            if change == "zero":
+                assert was[group] > 0 and now[group] == 0, where
+            else:
+                assert now[group] - was[group] == change, where
