@@ -1,35 +1,115 @@
 #!/usr/bin/env bash
-# Produces the GPU evidence committed under docs/results/<name>/: build log, pytest log (with the
-# memcheck log), and the full report (results.json + plots). Usage: scripts/gpu-evidence.sh OUT_DIR
-# Offline machines: install the wheels first (nvidia-cutlass, nvidia-cuda-cuobjdump) and keep
-# nanobind + scikit-build-core in the environment; the build runs without build isolation.
+# Every GPU run committed under docs/results/, from one script, in stages. Each stage fits in one call of
+# a short-lived GPU machine; later stages reuse what "build" left in build/ (rerun "build" first on a new
+# machine: it rebuilds nothing that is up to date). Usage:
+#   scripts/gpu-evidence.sh OUT_DIR STAGE...
+# Stages (in this order when several are given):
+#   build    the package against the nvidia-cutlass 4.2.0 wheel with every option (the per-commit ablation,
+#            the NVFP4 host path on Hopper with all configs, the experiment variants; 90a and 100a, so the
+#            Blackwell modules exist and their non-Blackwell guard is tested), and in parallel against the
+#            CUTLASS v4.3.5 tree in $CUTLASS_435_DIR (the issue's version) into a directory of its own.
+#   test     the whole test suite with coverage and compute-sanitizer  -> OUT/h200/{build,pytest,memcheck}.log
+#   report   the full report (timings, CUPTI counts, unit costs, experiments and ablation)
+#            -> OUT/h200/ (4.2.0) and OUT/h200-cutlass-v4.3.5/ (v4.3.5)
+#   nvfp4    the issue's NVFP4 host path on Hopper (measurement only, no tensor-core math), both CUTLASS
+#            versions, and the doctor's reference readings  -> OUT/h200-nvfp4-host-path/
+#   cutlass  the series' CUTLASS-side gtests and CUTLASS's own cute/hopper TMA tests on CUTLASS main
+#            ($CUTLASS_MAIN_DIR, pristine: the script applies the series) -> OUT/h200-cutlass-tests/
+# Both packages are regular (not editable) installs: an editable install's import hook would shadow the
+# v4.3.5 package that PYTHONPATH puts first.
+# Offline machines: install the nvidia-cutlass and nvidia-cuda-cuobjdump wheels first and keep nanobind and
+# scikit-build-core in the environment; nothing is built in an isolated environment.
+# Every output directory gets stamp.txt: GPU, driver, CUDA, CUTLASS, patch series, repository commit.
 set -uo pipefail
-out=${1:?usage: scripts/gpu-evidence.sh OUT_DIR}
-mkdir -p "$out"
+out=${1:?usage: scripts/gpu-evidence.sh OUT_DIR STAGE...}
+shift
+[ $# -gt 0 ] || set -- build test report nvfp4
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+mkdir -p "$out" && out=$(cd "$out" && pwd)
 export PYTHONUNBUFFERED=1
-: "${CO_CUDA_ARCHS:=90a;100a}"   # 100a: the NVFP4 modules exist, so the non-Blackwell guard is tested
-export CO_CUDA_ARCHS
 export CO_GIT_COMMIT=${CO_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
-
+PY=${PYTHON:-python3}
+site435=${SITE_435:-$root/build/site-435}  # the v4.3.5 package, first on PYTHONPATH when used
 status=0
-{ time python3 -m pip install --no-build-isolation --no-deps --no-index -v -e . -Cbuild-dir=build/gpu ; } \
-  > "$out/build.log" 2>&1 || { echo "build failed; see $out/build.log"; tail -40 "$out/build.log"; exit 1; }
-tail -3 "$out/build.log"
 
-# Each log starts with what it was measured on.
-stamp=$(python3 - <<'PY'
-import subprocess, cutlass_overhead as co, os
-info = co.build_info()
-smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                     capture_output=True, text=True).stdout.strip()
-print(f"# GPU, driver: {smi} | nvcc {info['nvcc_version']} | CUTLASS {info['cutlass_version']} "
-      f"({info['cutlass_origin']}) + {info['patch_series']} | {info['build_type']} | "
-      f"git {os.environ.get('CO_GIT_COMMIT', 'unknown')}")
-PY
-)
-echo "$stamp" > "$out/pytest.log"
-CO_RESULTS_DIR="$out" python3 -m pytest tests/ -rs --cov=cutlass_overhead --cov-report=term 2>&1 | tee -a "$out/pytest.log" \
-  || status=1
-[ -f "$out/memcheck.log" ] && sed -i "1i $stamp" "$out/memcheck.log"
-python3 -m cutlass_overhead --out "$out" 2>&1 | tee "$out/report.log" || status=1
+stamp() {  # stamp DIR CUTLASS_LABEL SERIES_FILE
+  mkdir -p "$1"
+  {
+    echo "date: $(date -u +%FT%TZ)"
+    echo "commit: $CO_GIT_COMMIT"
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | paste -sd';' | sed 's/^/gpu, driver: /'
+    nvcc --version | grep release | sed 's/^/nvcc: /'
+    echo "cutlass: $2"
+    echo "series: patch/$3 ($(cd patch && cat $(grep -v '^\s*\(#\|$\)' "$3") | sha256sum | cut -c1-12))"
+    echo "python: $($PY --version 2>&1)"
+  } > "$1/stamp.txt"
+}
+
+stage_build() {
+  local log=$out/h200/build.log log435=$out/h200-cutlass-v4.3.5/build.log
+  mkdir -p "$out/h200" "$out/h200-cutlass-v4.3.5"
+  if [ -n "${CUTLASS_435_DIR:-}" ]; then
+    ( export CUTLASS_DIR=$CUTLASS_435_DIR CO_CUDA_ARCHS=90a CO_BUILD_EXPERIMENTS=OFF CO_NVFP4_ALL_CONFIGS=ON \
+        CO_NVFP4_HOST_PATH_ON_HOPPER=ON CO_BUILD_ABLATION=OFF
+      time $PY -m pip install --no-build-isolation --no-deps --no-index -v --upgrade --target "$site435" . \
+        -Cbuild-dir=build/v435
+    ) > "$log435" 2>&1 &
+  fi
+  ( export CO_CUDA_ARCHS="90a;100a" CO_BUILD_EXPERIMENTS=ON CO_NVFP4_ALL_CONFIGS=ON \
+      CO_NVFP4_HOST_PATH_ON_HOPPER=ON CO_BUILD_ABLATION=ON
+    time $PY -m pip install --no-build-isolation --no-deps --no-index -v . -Cbuild-dir=build/gpu
+  ) > "$log" 2>&1 || { echo "build failed; see $log"; tail -40 "$log"; status=1; }
+  tail -3 "$log"
+  if [ -n "${CUTLASS_435_DIR:-}" ]; then
+    wait $! || { echo "v4.3.5 build failed; see $log435"; tail -40 "$log435"; status=1; }
+    tail -3 "$log435"
+  fi
+}
+
+stage_test() {
+  local dir=$out/h200
+  stamp "$dir" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0
+  cp "$dir/stamp.txt" "$dir/pytest.log"
+  CO_RESULTS_DIR="$dir" $PY -m pytest tests/ -rs --durations=10 --cov=cutlass_overhead --cov-report=term 2>&1 \
+    | tee -a "$dir/pytest.log" || status=1
+  [ -f "$dir/memcheck.log" ] && sed -i "1r $dir/stamp.txt" "$dir/memcheck.log"
+}
+
+stage_report() {
+  stamp "$out/h200" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0
+  $PY -m cutlass_overhead --out "$out/h200" 2>&1 | tee "$out/h200/report.log" || status=1
+  if [ -d "$site435/cutlass_overhead" ]; then
+    stamp "$out/h200-cutlass-v4.3.5" "v4.3.5 ($CUTLASS_435_DIR)" series-v4.3.5
+    (cd /tmp && PYTHONPATH=$site435 $PY -m cutlass_overhead --out "$out/h200-cutlass-v4.3.5") 2>&1 \
+      | tee "$out/h200-cutlass-v4.3.5/report.log" || status=1
+  fi
+}
+
+stage_nvfp4() {
+  local dir=$out/h200-nvfp4-host-path
+  mkdir -p "$dir"
+  # The doctors "build" made, where this machine still has them; else the evidence script builds its own.
+  local pre420="" pre435=""
+  [ -x build/gpu/co_doctor_nvfp4_hopper_original ] && pre420=$root/build/gpu
+  [ -x build/v435/co_doctor_nvfp4_hopper_original ] && pre435=$root/build/v435
+  COMMIT=$CO_GIT_COMMIT PREBUILT_420=$pre420 PREBUILT_435=$pre435 SKIP_PYTEST=1 \
+    scripts/nvfp4-host-path-evidence.sh "$dir" ${CUTLASS_435_DIR:-} 2>&1 | tee "$dir/evidence.log" || status=1
+}
+
+stage_cutlass() {
+  local dir=$out/h200-cutlass-tests
+  mkdir -p "$dir"
+  CUTLASS_TMA_TESTS=${CUTLASS_TMA_TESTS:-1} JOBS=${JOBS:-$(nproc)} REPO_COMMIT=$CO_GIT_COMMIT \
+    scripts/cutlass-unit-tests.sh "${CUTLASS_MAIN_DIR:?set CUTLASS_MAIN_DIR}" "$dir" || status=1
+}
+
+for s in build test report nvfp4 cutlass; do
+  for want in "$@"; do
+    if [ "$want" = "$s" ]; then
+      echo "== $s ($(date -u +%T))"
+      "stage_$s"
+    fi
+  done
+done
 exit $status
