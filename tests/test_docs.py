@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+HOOKS = REPO / "docs" / "hooks"
 PAGES = sorted((REPO / "docs").glob("*.md"))
 MKDOCS_MISSING = any(importlib.util.find_spec(m) is None for m in ("mkdocs", "material", "mkdocs_macros"))
 needs_mkdocs = pytest.mark.skipif(MKDOCS_MISSING, reason="the docs group is not installed (pip install --group docs)")
@@ -29,7 +31,8 @@ STALE_ENV = "CO_DOCS_ALLOW_STALE"
 
 
 def load_macros() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("co_docs_macros", REPO / "docs" / "hooks" / "macros.py")
+    """The entry point as mkdocs-macros loads it: by its path, outside any package."""
+    spec = importlib.util.spec_from_file_location("co_docs_macros", HOOKS / "macros.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -37,6 +40,10 @@ def load_macros() -> ModuleType:
 
 
 macros = load_macros()
+# The modules beside it, as the entry point loaded them.
+derived, formatting, loading, markdown, page_macros, patches, run, staleness = (
+    importlib.import_module(f"{macros.PACKAGE}.{name}")
+    for name in ("derived", "formatting", "loading", "markdown", "page_macros", "patches", "run", "staleness"))
 
 
 def mkdocs_build(root: Path, site: Path, allow_stale: bool | None = None) -> subprocess.CompletedProcess[str]:
@@ -51,30 +58,41 @@ def mkdocs_build(root: Path, site: Path, allow_stale: bool | None = None) -> sub
 
 
 def committed_is_stale() -> bool:
-    return any(macros.load_run(REPO / macros.RESULTS / name, REPO / "patch")[1] for name in macros.RUNS.values())
+    return any(loading.load_run(REPO / loading.RESULTS / name, REPO / "patch")[1] for name in loading.RUNS.values())
 
 
-@pytest.fixture
-def copy(tmp_path: Path) -> Path:
+def make_copy(root: Path) -> Path:
     """A buildable copy of the site whose committed runs are current for its patch/ (re-stamped if needed)."""
-    root = tmp_path / "project"
     root.mkdir()
     shutil.copy(REPO / "mkdocs.yml", root)
     shutil.copytree(REPO / "docs", root / "docs", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "patch", root / "patch")
-    for name in macros.RUNS.values():
-        path = root / macros.RESULTS / name / "results.json"
+    for name in loading.RUNS.values():
+        path = root / loading.RESULTS / name / "results.json"
         results = json.loads(path.read_text())
         stamp = results["stamp"]
-        series = macros.series_file(root / "patch", stamp["cutlass_version"])
-        stamp["patches"] = macros.series_entries(series)
-        stamp["patch_sha256_prefixes"] = [macros.diff_sha256_prefix(root / "patch" / n) for n in stamp["patches"]]
+        series = staleness.series_file(root / "patch", stamp["cutlass_version"])
+        stamp["patches"] = staleness.series_entries(series)
+        stamp["patch_sha256_prefixes"] = [staleness.diff_sha256_prefix(root / "patch" / n) for n in stamp["patches"]]
         path.write_text(json.dumps(results))
     return root
 
 
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    return make_copy(tmp_path / "project")
+
+
+@pytest.fixture(scope="module")
+def copy_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """The build of an unchanged copy, shared by the tests that read it: (the build, its site)."""
+    tmp = tmp_path_factory.mktemp("unchanged")
+    done = mkdocs_build(make_copy(tmp / "project"), tmp / "site", allow_stale=False)
+    return done, tmp / "site"
+
+
 def edit_results(root: Path, run: str, change: Any) -> None:
-    path = root / macros.RESULTS / macros.RUNS[run] / "results.json"
+    path = root / loading.RESULTS / loading.RUNS[run] / "results.json"
     results = json.loads(path.read_text())
     change(results)
     path.write_text(json.dumps(results))
@@ -101,8 +119,8 @@ def test_site_builds_strict_from_committed_results(tmp_path: Path) -> None:
 def test_committed_results_are_current() -> None:
     if os.environ.get(STALE_ENV) == "1" and committed_is_stale():
         pytest.skip(f"{STALE_ENV}=1: the committed results are stale until they are regenerated on the GPU")
-    for name in macros.RUNS.values():
-        _, stale = macros.load_run(REPO / macros.RESULTS / name, REPO / "patch")
+    for name in loading.RUNS.values():
+        _, stale = loading.load_run(REPO / loading.RESULTS / name, REPO / "patch")
         assert stale is None, f"docs/results/{name}: {stale}"
 
 
@@ -110,15 +128,15 @@ def test_committed_results_are_current() -> None:
 
 
 @needs_mkdocs
-def test_copy_builds_and_shows_no_banner(copy: Path, tmp_path: Path) -> None:
-    done = mkdocs_build(copy, tmp_path / "site", allow_stale=False)
+def test_copy_builds_and_shows_no_banner(copy_site: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    done, site = copy_site
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "older patch series" not in html(tmp_path / "site", "index")
+    assert "older patch series" not in html(site, "index")
 
 
 @needs_mkdocs
 def test_stale_results_fail_the_build_unless_allowed_and_then_every_page_says_so(copy: Path, tmp_path: Path) -> None:
-    patch = copy / "patch" / macros.series_entries(copy / "patch" / "series")[0]
+    patch = copy / "patch" / staleness.series_entries(copy / "patch" / "series")[0]
     patch.write_text(patch.read_text() + "\n+// changed after the measurement\n")
     done = mkdocs_build(copy, tmp_path / "refused", allow_stale=False)
     assert done.returncode != 0
@@ -129,50 +147,51 @@ def test_stale_results_fail_the_build_unless_allowed_and_then_every_page_says_so
         assert "Results measured with an older patch series" in html(tmp_path / "site", page.stem), page.name
 
 
-@needs_mkdocs
-@pytest.mark.parametrize("path", [("timings", "original/graph"), ("nvfp4_status",)], ids=["filtered", "plain"])
-def test_a_key_a_page_uses_and_the_json_lacks_fails_the_build(copy: Path, tmp_path: Path, path: tuple[str, ...]) -> None:
-    """A value shown through a unit filter, and one shown as it is (only strict undefined catches that one)."""
-    def drop(results: dict[str, Any]) -> None:
+def edit(*path: str, delete: bool) -> Callable[[Path], None]:
+    """In a copy, deletes results["r"][path...] or makes it null."""
+    def change(results: dict[str, Any]) -> None:
         node = results
         for key in path[:-1]:
             node = node[key]
-        del node[path[-1]]
-    edit_results(copy, "r", drop)
-    done = mkdocs_build(copy, tmp_path / "site", allow_stale=False)
-    assert done.returncode != 0
-    assert path[-1] in done.stdout + done.stderr
+        if delete:
+            del node[path[-1]]
+        else:
+            node[path[-1]] = None
+    return lambda root: edit_results(root, "r", change)
+
+
+def unlink(var: str, name: str) -> Callable[[Path], None]:
+    return lambda root: (root / loading.RESULTS / loading.RUNS[var] / name).unlink()
+
+
+# What each refused build breaks in a copy, and what its output must say.
+REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
+    # A key a page uses and the JSON lacks: a value shown through a unit filter, and one shown as it is (only
+    # strict undefined catches that one).
+    "a_key_the_json_lacks-filtered": (edit("timings", "original/graph", delete=True), "original/graph"),
+    "a_key_the_json_lacks-plain": (edit("nvfp4_status", delete=True), "nvfp4_status"),
+    "a_null_value": (edit("timings", "original/graph", "host_us", delete=False), "null value"),
+    "a_missing_plot": (unlink("r", "sweep.png"), "lacks sweep.png"),
+    "a_missing_run": (unlink("r435", "results.json"), "results.json does not exist"),
+}
 
 
 @needs_mkdocs
-def test_a_null_value_fails_the_build(copy: Path, tmp_path: Path) -> None:
-    edit_results(copy, "r", lambda r: r["timings"]["original/graph"].update(host_us=None))
+@pytest.mark.parametrize("broken", REFUSALS)
+def test_results_that_cannot_back_a_page_fail_the_build_saying_why(copy: Path, tmp_path: Path, broken: str) -> None:
+    breaks, says = REFUSALS[broken]
+    breaks(copy)
     done = mkdocs_build(copy, tmp_path / "site", allow_stale=False)
     assert done.returncode != 0
-    assert "null value" in done.stdout + done.stderr
+    assert says in done.stdout + done.stderr
 
 
 @needs_mkdocs
-def test_a_missing_plot_fails_the_build(copy: Path, tmp_path: Path) -> None:
-    (copy / macros.RESULTS / macros.RUNS["r"] / "sweep.png").unlink()
-    done = mkdocs_build(copy, tmp_path / "site", allow_stale=False)
-    assert done.returncode != 0
-    assert "lacks sweep.png" in done.stdout + done.stderr
-
-
-@needs_mkdocs
-def test_a_missing_run_fails_the_build(copy: Path, tmp_path: Path) -> None:
-    (copy / macros.RESULTS / macros.RUNS["r435"] / "results.json").unlink()
-    done = mkdocs_build(copy, tmp_path / "site", allow_stale=False)
-    assert done.returncode != 0
-    assert "results.json does not exist" in done.stdout + done.stderr
-
-
-@needs_mkdocs
-def test_pending_values_say_not_yet_measured_until_the_json_has_them(copy: Path, tmp_path: Path) -> None:
-    done = mkdocs_build(copy, tmp_path / "before", allow_stale=False)
+def test_pending_values_say_not_yet_measured_until_the_json_has_them(
+        copy_site: tuple[subprocess.CompletedProcess[str], Path], copy: Path, tmp_path: Path) -> None:
+    done, before = copy_site
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "not yet measured" in html(tmp_path / "before", "upstreaming")
+    assert "not yet measured" in html(before, "upstreaming")
     edit_results(copy, "r", lambda r: r.setdefault("in_situ_ns", {}).update({"cudaFuncSetAttribute(GEMM kernel)": 4321.0}))
     done = mkdocs_build(copy, tmp_path / "after", allow_stale=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -188,18 +207,16 @@ def test_every_name_a_page_uses_is_defined() -> None:
     jinja2 = pytest.importorskip("jinja2")
     from jinja2 import meta
 
-    defined = {*macros.RUNS, *macros.DERIVED.values(), "co_stale", "table", "figure", "stamp", "logs", "link",
-               "pending", "patch_list", "include_file"}
-    source = (REPO / "docs" / "hooks" / "macros.py").read_text()
-    for name in defined - {*macros.RUNS, *macros.DERIVED.values(), "co_stale"}:
-        assert f"def {name}(" in source, f"the page macro {name} is not defined in macros.py"
+    runs = {var: run.Run(REPO, name, *loading.load_run(REPO / loading.RESULTS / name, REPO / "patch"))
+            for var, name in loading.RUNS.items()}
+    defined = {*page_macros.variables(runs), *(fn.__name__ for fn in page_macros.macros(REPO, runs, ""))}
     env = jinja2.Environment()
-    env.filters.update({name: str for name in macros.FILTERS})
+    env.filters.update({name: str for name in formatting.FILTERS})
     for page in PAGES:
         names = meta.find_undeclared_variables(env.parse(page.read_text()))
         assert names <= defined, f"{page.name} uses {sorted(names - defined)}"
         for table in re.findall(r'table\("(\w+)"', page.read_text()):
-            assert hasattr(macros.Run, "table_" + table), f"{page.name}: no table {table}"
+            assert hasattr(run.Run, "table_" + table), f"{page.name}: no table {table}"
 
 
 def test_pages_type_no_numbers_of_their_own() -> None:
@@ -216,13 +233,16 @@ def test_pages_type_no_numbers_of_their_own() -> None:
 
 
 def test_the_macros_module_imports_nothing_compiled_and_nothing_from_python() -> None:
-    tree = ast.parse((REPO / "docs" / "hooks" / "macros.py").read_text())
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                for alias in node.names}
-    imported |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported <= {"__future__", "email", "hashlib", "json", "math", "os", "re", "collections", "pathlib",
-                        "typing", "jinja2", "mkdocs"}, imported
-    assert "sys.path" not in (REPO / "docs" / "hooks" / "macros.py").read_text()
+    """Each module of docs/hooks/ imports the standard library, jinja2, mkdocs and its siblings (relative) only."""
+    for path in sorted(HOOKS.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                    for alias in node.names}
+        imported |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom) and node.level == 0}
+        assert imported <= {"__future__", "email", "hashlib", "importlib", "json", "math", "os", "re", "sys",
+                            "collections", "pathlib", "types", "typing", "jinja2", "mkdocs"}, (path.name, imported)
+        assert "sys.path" not in path.read_text(), path.name
 
 
 def test_api_groups_match_the_plots() -> None:
@@ -231,7 +251,7 @@ def test_api_groups_match_the_plots() -> None:
     assert spec and spec.loader
     plots = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(plots)
-    assert [apis for _, apis in plots.API_GROUPS] == list(macros.API_GROUPS.values())
+    assert [apis for _, apis in plots.API_GROUPS] == list(derived.API_GROUPS.values())
 
 
 def test_staleness_uses_the_diff_hash_of_the_build(tmp_path: Path) -> None:
@@ -242,19 +262,19 @@ def test_staleness_uses_the_diff_hash_of_the_build(tmp_path: Path) -> None:
     (patch_dir / "0001-x.patch").write_text(text)
     (patch_dir / "series").write_text("0001-x.patch\n")
     stamp = {"cutlass_version": "main", "patches": ["0001-x.patch"],
-             "patch_sha256_prefixes": [macros.diff_sha256_prefix(patch_dir / "0001-x.patch")]}
-    assert macros.staleness(stamp, patch_dir) is None
+             "patch_sha256_prefixes": [staleness.diff_sha256_prefix(patch_dir / "0001-x.patch")]}
+    assert staleness.staleness(stamp, patch_dir) is None
     (patch_dir / "0001-x.patch").write_text(text.replace("message", "reworded message"))
-    assert macros.staleness(stamp, patch_dir) is None
+    assert staleness.staleness(stamp, patch_dir) is None
     (patch_dir / "0001-x.patch").write_text(text + "+y\n")
-    assert "0001-x.patch" in (macros.staleness(stamp, patch_dir) or "")
+    assert "0001-x.patch" in (staleness.staleness(stamp, patch_dir) or "")
 
 
 def test_commit_summaries_end_on_a_full_sentence() -> None:
-    lead = macros.whole_sentences("calls cudaMalloc() even when the count\nis 0. The common host pattern")
+    lead = markdown.whole_sentences("calls cudaMalloc() even when the count\nis 0. The common host pattern")
     assert lead == "calls cudaMalloc() even when the count is 0."
-    for name in macros.series_entries(REPO / "patch" / "series"):
-        entry = macros.patch_entry(REPO / "patch", 1, name)
+    for name in staleness.series_entries(REPO / "patch" / "series"):
+        entry = patches.patch_entry(REPO / "patch", 1, name)
         summary = entry.split("\n\n")[2]
         if not summary.startswith("*"):
             assert summary.rstrip().endswith((".", "!", "?")), f"{name}: {summary[-80:]}"

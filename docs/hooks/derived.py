@@ -1,0 +1,109 @@
+"""Derived values: the arithmetic the pages quote on a run's results (never typed in a page)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# The API groups of python/cutlass_overhead/plots.py (API_GROUPS); tests/test_docs.py checks they agree.
+API_GROUPS: dict[str, tuple[str, ...]] = {
+    "lookups": ("cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cuGetProcAddress"),
+    "encodes": ("cuTensorMapEncodeTiled",),
+    "version_queries": ("cudaDriverGetVersion", "cuDriverGetVersion"),
+    "launches": ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "cudaGraphLaunch",
+                 "cuGraphLaunch"),
+    "func_attributes": ("cudaFuncSetAttribute", "cuFuncSetAttribute", "cudaFuncGetAttributes", "cuFuncGetAttribute"),
+    "allocations": ("cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree", "cudaMallocAsync", "cudaFreeAsync"),
+    "device_queries": ("cudaGetDevice", "cudaGetLastError", "cudaPeekAtLastError", "cudaDeviceGetAttribute",
+                       "cuDeviceGetAttribute", "cuCtxGetDevice"),
+}
+GROUPS = (*API_GROUPS, "other_runtime", "other_driver")
+# The calls the issue blames, and the ones a descriptor build makes (the "descriptor path").
+DESCRIPTOR_GROUPS = ("lookups", "encodes", "version_queries")
+
+
+def group_of(api: str, domain: str | None = None) -> str:
+    for slug, apis in API_GROUPS.items():
+        if api in apis:
+            return slug
+    if domain == "driver" or (domain is None and api.startswith("cu") and not api.startswith("cuda")):
+        return "other_driver"
+    return "other_runtime"
+
+
+def group_counts(per_api: dict[str, float], domains: dict[str, str]) -> dict[str, float]:
+    """Calls per group as the calling code sees them: in a group with runtime calls, the driver calls are the
+    runtime's own (CUPTI sees both) and are left out; `runtime` and `driver` are the raw totals."""
+    by_group: dict[str, dict[str, float]] = {}
+    out: dict[str, float] = {"runtime": 0.0, "driver": 0.0}
+    for api, n in per_api.items():
+        domain = domains.get(api, "driver" if api.startswith("cu") and not api.startswith("cuda") else "runtime")
+        out[domain] = out.get(domain, 0.0) + n
+        seen = by_group.setdefault(group_of(api, domain), {})
+        seen[domain] = seen.get(domain, 0.0) + n
+    for slug in GROUPS:
+        seen = by_group.get(slug, {})
+        out[slug] = seen.get("runtime", seen.get("driver", 0.0))
+    return out
+
+
+def derive(results: dict[str, Any]) -> dict[str, Any]:
+    d: dict[str, Any] = {"calls": {}}
+    for key, entry in (results.get("counts") or {}).items():
+        domains = entry.get("domains") or {}
+        d["calls"][key] = {"total": group_counts(entry.get("totals") or {}, domains)}
+        for phase, per_api in (entry.get("per_call") or {}).items():
+            d["calls"][key][phase] = group_counts(per_api, domains)
+    for row in results.get("candidates_625") or []:
+        if "reported_loop_us" in row:
+            implied = list((row.get("implied_host_us") or {}).values())
+            factors = list((row.get("implied_factor_vs_original_o3") or {}).values())
+            d["issue"] = {"kernel_us": row["reported_kernel_us"], "loop_us": row["reported_loop_us"],
+                          "implied_host_max_us": max(implied, default=None),
+                          "implied_host_min_us": min(implied, default=None),
+                          "factor_max": max(factors, default=None), "factor_min": min(factors, default=None)}
+    sweep = results.get("sweep") or []
+    errors = [abs(r["loop_us"] - r["model_us"]) / r["loop_us"] * 100.0 for r in sweep if r.get("loop_us")]
+    if errors:
+        d["sweep"] = {"max_model_error_pct": max(errors), "rows": len(sweep),
+                      "shapes": len({(r["m"], r["n"], r["k"]) for r in sweep})}
+    encodes = [e["ns"] for e in results.get("encode_costs") or []]
+    if encodes:
+        d["encodes"] = {"count": len(encodes), "mean_ns": sum(encodes) / len(encodes), "min_ns": min(encodes),
+                        "max_ns": max(encodes)}
+    d["price_ns"] = {api: p["ns"] for api, p in (results.get("attribution_prices") or {}).items()}
+    # The unit price of the API each group is counted by in the original pattern (runtime APIs first).
+    seed = (results.get("counts") or {}).get("original/seed") or {}
+    seed_domains = seed.get("domains") or {}
+    d["unit_for"] = {}
+    for api in sorted(seed.get("totals") or {}, key=lambda a: seed_domains.get(a) != "runtime"):
+        slug = group_of(api, seed_domains.get(api))
+        if slug not in d["unit_for"] and api in d["price_ns"]:
+            d["unit_for"][slug] = d["price_ns"][api]
+    d["attribution"] = {}
+    for key, rows in (results.get("attribution") or {}).items():
+        measured = sum(r["measured_us"] for r in rows)
+        explained = sum(r["explained_us"] for r in rows)
+        by_group = dict.fromkeys(GROUPS, 0.0)
+        for r in rows:
+            for t in r["terms"]:
+                by_group[group_of(t["api"])] += t["us"]
+        descriptors = sum(by_group[g] for g in DESCRIPTOR_GROUPS)
+        d["attribution"][key] = {"measured_us": measured, "explained_us": explained,
+                                 "remainder_us": measured - explained,
+                                 "explained_pct": 100.0 * explained / measured if measured else None,
+                                 "by_group_us": by_group, "descriptors_us": descriptors,
+                                 "blamed_us": descriptors + by_group["func_attributes"]}
+    # The bound: what the calls the issue blames (and the attribute calls beside them) cost per call here,
+    # and how much slower each would have to be on the issue's machine to make its implied host time.
+    seed_attr = d["attribution"].get("original/seed")
+    issue = d.get("issue")
+    if seed_attr and issue and seed_attr["blamed_us"]:
+        d["bound"] = {"descriptors_us": seed_attr["descriptors_us"], "blamed_us": seed_attr["blamed_us"],
+                      "func_attributes_us": seed_attr["by_group_us"]["func_attributes"],
+                      "slowdown_min": issue["implied_host_min_us"] / seed_attr["blamed_us"],
+                      "slowdown_max": issue["implied_host_max_us"] / seed_attr["blamed_us"],
+                      "descriptors_share_pct": 100.0 * seed_attr["descriptors_us"] / issue["implied_host_min_us"],
+                      "descriptors_per_call": d["calls"]["original/seed"]["total"]["encodes"],
+                      "per_descriptor_ns": 1e3 * seed_attr["descriptors_us"]
+                      / max(d["calls"]["original/seed"]["total"]["encodes"], 1.0)}
+    return d

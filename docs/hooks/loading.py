@@ -1,0 +1,57 @@
+"""Loading and validating the committed runs, docs/results/*/results.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .errors import ResultsError
+from .staleness import ALLOW_STALE_ENV, allow_stale, staleness
+
+SCHEMA = 1
+RESULTS = "docs/results"  # under the project root
+# Page variable -> committed run directory under docs/results/; each is required.
+RUNS = {"r": "h200", "r435": "h200-cutlass-v4.3.5"}
+# Page variable of a run -> page variable of its derived values (derived.derive).
+DERIVED = {"r": "d", "r435": "d435"}
+PLOTS = ("counts_by_phase.png", "host_time.png", "sweep.png", "timeline.png", "attribution.png")
+STAMP_KEYS = ("gpu", "compute_capability", "driver_version", "cuda_runtime", "cuda_driver_api", "nvcc",
+              "cutlass_version", "cutlass_origin", "patch_series", "patches", "patch_sha256_prefixes",
+              "build_type", "git_commit", "git_dirty", "host_cpu", "timestamp_utc", "quick", "command")
+
+
+def load_run(results_dir: Path, patch_dir: Path) -> tuple[dict[str, Any], str | None]:
+    """(results, why it is stale or None). Raises ResultsError when they cannot back the site at all."""
+    path = results_dir / "results.json"
+    if not path.exists():
+        raise ResultsError(f"{path} does not exist: run `cutlass-overhead-report --out {results_dir}` on a GPU")
+    try:
+        results = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ResultsError(f"{path} is not valid JSON: {error}") from error
+    stamp = results.get("stamp") if isinstance(results, dict) else None
+    if not isinstance(stamp, dict):
+        raise ResultsError(f"{path}: no stamp")
+    if results.get("schema") != SCHEMA:
+        raise ResultsError(f"{path}: schema {results.get('schema')!r} is not {SCHEMA}")
+    lacking = [k for k in STAMP_KEYS if k not in stamp]
+    if lacking:
+        raise ResultsError(f"{path}: the stamp lacks {', '.join(lacking)}")
+    missing = [p for p in PLOTS if not (results_dir / p).is_file()]
+    if missing:
+        raise ResultsError(f"{results_dir} lacks {', '.join(missing)}: commit the plots the report wrote with "
+                           "results.json (the docs build never draws them)")
+    return results, staleness(stamp, patch_dir)
+
+
+def load_runs(root: Path) -> dict[str, tuple[str, dict[str, Any], str | None]]:
+    """Page variable -> (run directory name, results, why stale or None); a stale run is an error unless allowed."""
+    runs: dict[str, tuple[str, dict[str, Any], str | None]] = {}
+    for var, name in RUNS.items():
+        results, stale = load_run(root / RESULTS / name, root / "patch")
+        if stale and not allow_stale():
+            raise ResultsError(f"{RESULTS}/{name}/results.json is stale: {stale}. Regenerate it on the GPU with "
+                               f"the current patches, or set {ALLOW_STALE_ENV}=1 to build with a banner.")
+        runs[var] = (name, results, stale)
+    return runs
