@@ -8,8 +8,14 @@ function(co_add_doctor kind name obj archs)
   foreach(_a IN LISTS archs)
     list(APPEND _real ${_a}-real)
   endforeach()
-  add_executable(${exe} ${CO_DOCTOR_DIR}/doctor_main.cpp ${CO_DOCTOR_DIR}/measurements.cu
-                        ${CO_DOCTOR_DIR}/system_info.cpp $<TARGET_OBJECTS:${obj}>)
+  # Every doctor source is compiled per executable: several depend on the variant (variant.h picks
+  # `api` from CO_DOCTOR_KIND_<kind>), and each doctor is small enough to keep its own copies.
+  set(_sources "")
+  foreach(_s IN ITEMS doctor_main.cpp children.cpp device.cpp evidence.cpp fail.cpp json.cpp load.cpp
+                      matrix.cpp modes.cpp options.cpp stats.cpp workload.cpp measurements.cu system_info.cpp)
+    list(APPEND _sources ${CO_DOCTOR_DIR}/${_s})
+  endforeach()
+  add_executable(${exe} ${_sources} $<TARGET_OBJECTS:${obj}>)
   target_include_directories(${exe} PRIVATE repro ${CO_DOCTOR_DIR})
   string(REPLACE ";" "," _archs_csv "${archs}")
   target_compile_definitions(${exe} PRIVATE CO_DOCTOR_KIND_${kind} CO_VARIANT_NAME="${kind}/${name}"

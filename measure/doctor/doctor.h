@@ -1,4 +1,4 @@
-// Helpers of the doctor (doctor_main.cpp): load kernels and host facts.
+// Helpers of the doctor (measure/doctor/): the baseline and load kernels, and host facts.
 #pragma once
 
 #include <cuda_runtime_api.h>
