@@ -20,7 +20,12 @@ using namespace nb::literals;
 
 namespace {
 
-using DeviceArray = nb::ndarray<nb::device::cuda, nb::c_contig>;
+// Arrays this module returns carry the array_api framework tag (nanobind >= 2.10): Python gets a nanobind.nb_ndarray, which
+// implements __dlpack__ and can be passed to the variant modules any number of times. Without a tag an
+// older nanobind returns a bare DLPack capsule, which no nanobind function accepts as an ndarray argument.
+using DeviceArray = nb::ndarray<nb::array_api, nb::device::cuda, nb::c_contig>;
+// Arguments: any C-contiguous CUDA array (torch, cupy, or one of the above).
+using DeviceArrayArg = nb::ndarray<nb::device::cuda, nb::c_contig>;
 
 // The element types the variant modules take: bf16 operands, and bytes for packed e2m1 / ue4m3.
 nb::dlpack::dtype dtype_of(std::string const& name) {
@@ -117,7 +122,7 @@ NB_MODULE(_device, m) {
       }, "host"_a, "dtype"_a,
       "A device copy of a C-contiguous numpy array whose items have dtype's size (bf16: the uint16 bit patterns).");
 
-  m.def("to_host", [](DeviceArray a) {
+  m.def("to_host", [](DeviceArrayArg a) {
         std::vector<size_t> shape(a.shape_ptr(), a.shape_ptr() + a.ndim());
         auto* out = new uint8_t[a.nbytes()];
         nb::capsule owner(out, [](void* p) noexcept { delete[] static_cast<uint8_t*>(p); });
