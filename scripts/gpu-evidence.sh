@@ -17,6 +17,7 @@
 #            ($CUTLASS_MAIN_DIR, pristine: the script applies the series) -> OUT/h200-cutlass-tests/
 # Both packages are regular (not editable) installs: an editable install's import hook would shadow the
 # v4.3.5 package that PYTHONPATH puts first.
+# Env: TEST_ARGS (extra pytest arguments), REPORT_435_ARGS (e.g. --quick for the v4.3.5 report).
 # Offline machines: install the nvidia-cutlass and nvidia-cuda-cuobjdump wheels first and keep nanobind and
 # scikit-build-core in the environment; nothing is built in an isolated environment.
 # Every output directory gets stamp.txt: GPU, driver, CUDA, CUTLASS, patch series, repository commit.
@@ -71,7 +72,7 @@ stage_test() {
   local dir=$out/h200
   stamp "$dir" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0
   cp "$dir/stamp.txt" "$dir/pytest.log"
-  CO_RESULTS_DIR="$dir" $PY -m pytest tests/ -rs --durations=10 --cov=cutlass_overhead --cov-report=term 2>&1 \
+  CO_RESULTS_DIR="$dir" $PY -m pytest tests/ ${TEST_ARGS:-} -rfEs --tb=short --durations=10 --cov=cutlass_overhead --cov-report=term 2>&1 \
     | tee -a "$dir/pytest.log" || status=1
   [ -f "$dir/memcheck.log" ] && sed -i "1r $dir/stamp.txt" "$dir/memcheck.log"
 }
@@ -81,7 +82,7 @@ stage_report() {
   $PY -m cutlass_overhead --out "$out/h200" 2>&1 | tee "$out/h200/report.log" || status=1
   if [ -d "$site435/cutlass_overhead" ]; then
     stamp "$out/h200-cutlass-v4.3.5" "v4.3.5 ($CUTLASS_435_DIR)" series-v4.3.5
-    (cd /tmp && PYTHONPATH=$site435 $PY -m cutlass_overhead --out "$out/h200-cutlass-v4.3.5") 2>&1 \
+    (cd /tmp && PYTHONPATH=$site435 $PY -m cutlass_overhead --out "$out/h200-cutlass-v4.3.5" ${REPORT_435_ARGS:-}) 2>&1 \
       | tee "$out/h200-cutlass-v4.3.5/report.log" || status=1
   fi
 }
