@@ -39,12 +39,16 @@ def nvidia_smi_driver() -> str | None:
 
 
 def git_state() -> tuple[str | None, bool | None]:
+    """(commit, dirty). CO_GIT_COMMIT (and CO_GIT_DIRTY) win over git: a tree copied to a GPU machine can
+    carry a .git that belongs to another checkout, whose HEAD and status say nothing about the tree."""
+    if commit := os.environ.get("CO_GIT_COMMIT"):
+        dirty = os.environ.get("CO_GIT_DIRTY")
+        return commit, (dirty.lower() in ("1", "true", "yes") if dirty else None)
     head = _run_text(["git", "rev-parse", "HEAD"])
     if head:
         status = _run_text(["git", "status", "--porcelain", "--untracked-files=no"])
         return head.strip(), (bool(status.strip()) if status is not None else None)
-    dirty = os.environ.get("CO_GIT_DIRTY")
-    return os.environ.get("CO_GIT_COMMIT") or None, (dirty.lower() in ("1", "true", "yes") if dirty else None)
+    return None, None
 
 
 def host_cpu() -> str:
