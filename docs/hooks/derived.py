@@ -106,4 +106,20 @@ def derive(results: dict[str, Any]) -> dict[str, Any]:
                       "descriptors_per_call": d["calls"]["original/seed"]["total"]["encodes"],
                       "per_descriptor_ns": 1e3 * seed_attr["descriptors_us"]
                       / max(d["calls"]["original/seed"]["total"]["encodes"], 1.0)}
+    d["ablation_steps"] = ablation_steps(results)
     return d
+
+
+def ablation_steps(results: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Per operand mode, each build's change against the build before it, in points of the pristine host time:
+    100 × (median ratio to pristine of this build − that of the previous one). The series order is the report's."""
+    ab = results.get("ablation") or {}
+    order = ["original", *(v["variant"] for v in ab.get("variants") or [])]
+    if "patched" not in order:
+        order.append("patched")
+    out: dict[str, dict[str, float]] = {}
+    for mode, by_key in (ab.get("host_us") or {}).items():
+        ratios = [(name, by_key[f"{name}/seed"]["ratio_to_pristine"]["median"]) for name in order
+                  if f"{name}/seed" in by_key]
+        out[mode] = {name: 100.0 * (r - prev) for (_, prev), (name, r) in zip(ratios, ratios[1:])}
+    return out

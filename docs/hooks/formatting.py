@@ -58,9 +58,82 @@ FILTERS: dict[str, Callable[[Any], str]] = {
 }
 
 
+def _stat(stat: Any, what: str) -> tuple[float, float, float]:
+    """(median, q1, q3) of a spread: the report's {median, q1, q3} or the doctor's {median_us, p25_us, p75_us}."""
+    from jinja2 import Undefined
+
+    if isinstance(stat, Undefined):
+        stat._fail_with_undefined_error()
+    if not isinstance(stat, dict):
+        raise ResultsError(f"a page formats {stat!r} as {what}, which needs a median and quartiles")
+    keys = ("median", "q1", "q3") if "median" in stat else ("median_us", "p25_us", "p75_us")
+    lacking = [k for k in keys if k not in stat]
+    if lacking:
+        raise ResultsError(f"a page formats a spread without {', '.join(lacking)} as {what}")
+    return tuple(_number(stat[k], what) for k in keys)  # type: ignore[return-value]
+
+
+def fmt_iqr(stat: Any, unit: str = "") -> str:
+    """median [IQR q1–q3]; the unit after the median."""
+    med, q1, q3 = _stat(stat, "a median with its IQR")
+    return f"{fmt_num(med)}{NBSP + unit if unit else ''} [IQR {fmt_num(q1)}–{fmt_num(q3)}]"
+
+
+def fmt_ratio_iqr(stat: Any) -> str:
+    med, q1, q3 = _stat(stat, "a ratio with its IQR")
+    return f"{med:.2f} [IQR {q1:.2f}–{q3:.2f}]"
+
+
+def fmt_repeats(timing: Any) -> str:
+    """A report timing's host time with the range of its repeats: `13.3 µs (5 repeats, 13.0–13.8)`."""
+    from jinja2 import Undefined
+
+    if isinstance(timing, Undefined):
+        timing._fail_with_undefined_error()  # the strict-undefined message: which key is missing
+    if not isinstance(timing, dict):
+        raise ResultsError(f"a page formats {timing!r} as a timing with repeats")
+    host = _number(timing.get("host_us"), "a host time")
+    reps = [_number(x, "a repeat") for x in timing.get("host_us_repeats") or []]
+    if not reps:
+        return f"{fmt_num(host)}{NBSP}µs"
+    return f"{fmt_num(host)}{NBSP}µs ({len(reps)} repeats, {fmt_num(min(reps))}–{fmt_num(max(reps))})"
+
+
+FILTERS.update({
+    "iqr_us": lambda s: fmt_iqr(s, "µs"),
+    "iqr_ns": lambda s: fmt_iqr(s, "ns"),
+    "iqr_x": fmt_ratio_iqr,
+    "repeats_us": fmt_repeats,
+    # the doctor's spreads are in µs; a page quotes its nanosecond-scale ones in ns
+    "iqr_us_as_ns": lambda s: fmt_iqr(dict(zip(("median", "q1", "q3"), (1e3 * v for v in _stat(s, "a time")))), "ns"),
+})
+
+
 def cell_us(x: Any) -> str:
     return "–" if x is None else fmt_num(x)
 
 
 def cell_count(x: Any) -> str:
     return "–" if not x else fmt_count(x)
+
+
+def cell_repeats(timing: dict[str, Any]) -> str:
+    """A report timing's host time, with the min–max of its repeats under it."""
+    reps = timing.get("host_us_repeats") or []
+    host = cell_us(timing.get("host_us"))
+    return f"{host}<br><small>{fmt_num(min(reps))}–{fmt_num(max(reps))}</small>" if reps else host
+
+
+def cell_iqr(stat: Any) -> str:
+    """A table cell: median, and the IQR under it in small type."""
+    if not stat:
+        return "–"
+    med, q1, q3 = _stat(stat, "a table cell")
+    return f"{fmt_num(med)}<br><small>{fmt_num(q1)}–{fmt_num(q3)}</small>"
+
+
+def cell_ratio_iqr(stat: Any) -> str:
+    if not stat:
+        return "–"
+    med, q1, q3 = _stat(stat, "a table cell")
+    return f"{med:.2f}<br><small>{q1:.2f}–{q3:.2f}</small>"

@@ -58,3 +58,10 @@ def include(root: Path, rel: str, shift: int | str, repo_url: str, pr_results: C
                 line)
         out.append(line)
     return "\n".join(out)
+
+
+def include_text(root: Path, rel: str) -> str:
+    """A repository text file (a log) as it is, for a fenced block; a missing file is an error."""
+    if not (root / rel).is_file():
+        raise ResultsError(f"include_text: {rel} does not exist")
+    return (root / rel).read_text(errors="replace").rstrip("\n")

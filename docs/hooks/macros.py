@@ -7,6 +7,12 @@ variable (`r`, `r435`) and the arithmetic the pages quote on it (`d`, `d435`, se
     {{ d.calls["original/seed"].total.encodes | count }}
     {{ table("timings") }}   {{ table("counts_by_phase", run="r435") }}   {{ figure("sweep.png", "caption") }}
     {{ pending("in_situ_ns", "cudaFuncSetAttribute(GEMM kernel)", "ns") }}   "not yet measured" while absent
+    {{ r.ablation.host_us.unchanged["patched/seed"].host_us | iqr_us }}   a median with its IQR (iqr_x: ratios)
+    {{ r.timings["original/seed"] | repeats_us }}   a report timing with the range of its repeats
+    {{ table("ablation") }} {{ table("layer") }} {{ table("in_situ") }}   the experiments step (experiments.py)
+    {% set hp = host_path() %} {{ host_path_table("4.3.5") }} {{ doctor_reading("sm90") }}   the doctor's JSON in
+        docs/results/h200-nvfp4-host-path/ (hostpath.py; every table carries its "host path on Hopper" label)
+    {{ include_log("results/h200-nvfp4-host-path/doctor-sm90.log") }}   a committed log, verbatim
 
 A value a page names that the JSON lacks is a build error (`on_undefined: strict`, `on_error_fail`), and so
 is a null value given to a unit filter, a missing plot and a stale run (staleness.py; CO_DOCS_ALLOW_STALE=1

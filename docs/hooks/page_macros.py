@@ -8,7 +8,8 @@ from typing import Any
 
 from .errors import ResultsError
 from .formatting import FILTERS
-from .include import include
+from . import hostpath
+from .include import include, include_text
 from .loading import DERIVED, PLOTS, RESULTS
 from .patches import patch_series
 from .run import Run
@@ -68,6 +69,22 @@ def macros(root: Path, runs: dict[str, Run], repo_url: str) -> list[Callable[...
         value = (run_of(run).results.get(section) or {}).get(key)
         return NOT_MEASURED if value is None else FILTERS[unit](value)
 
+    host_path_cache: dict[str, Any] = {}
+
+    def host_path() -> dict[str, Any]:
+        """The doctor's readings in docs/results/h200-nvfp4-host-path/ (hostpath.load): host path on Hopper."""
+        if not host_path_cache:
+            host_path_cache.update(hostpath.load(root))
+        return host_path_cache
+
+    def host_path_table(version: str, kind: str = "nvfp4-hopper") -> str:
+        """Calls and host µs per config, original → patched, under the run's label (never a Blackwell number)."""
+        return hostpath.label_banner(host_path()) + "\n\n" + hostpath.table_matrix(host_path(), version, kind)
+
+    def doctor_reading(kind: str) -> str:
+        """The doctor's verdict for one committed reading (`sm90` or `nvfp4-hopper`)."""
+        return hostpath.table_doctor(host_path(), kind)
+
     def patch_list() -> str:
         return patch_series(root / "patch", list(runs.values()))
 
@@ -79,7 +96,12 @@ def macros(root: Path, runs: dict[str, Run], repo_url: str) -> list[Callable[...
                     f"M={shape['m']}, N={shape['n']}, K={shape['k']}:\n\n{main.table_headline()}")
         return include(root, rel, shift, repo_url, pr_results)
 
-    return [table, figure, stamp, logs, link, pending, patch_list, include_file]
+    def include_log(rel: str) -> str:
+        """A committed log, verbatim, for a ```text block (`rel` from the project root or from docs/)."""
+        return include_text(root, rel if (root / rel).exists() else f"docs/{rel}")
+
+    return [table, figure, stamp, logs, link, pending, patch_list, include_file, include_log, host_path,
+            host_path_table, doctor_reading]
 
 
 def with_stale_banner(markdown: str, stale: dict[str, str]) -> str:

@@ -9,19 +9,14 @@ from typing import Any
 
 from .derived import GROUPS, derive, group_of
 from .errors import ResultsError
-from .formatting import cell_count, cell_us, fmt_count, fmt_num, fmt_ratio
+from . import experiments
+from .formatting import cell_count, cell_repeats, cell_us, fmt_count, fmt_num, fmt_ratio
 from .loading import RESULTS
 from .markdown import indent, md_table, tabs
-from .patches import patch_subject
-from .staleness import series_entries, series_file
 
 LOGS = {"pytest.log": "the test suite on the GPU", "memcheck.log": "compute-sanitizer memcheck of the patched path",
         "build.log": "the build", "report.log": "the report run"}
 LOG_SUMMARY = {"pytest.log": r"\b(passed|failed|error)\b", "memcheck.log": r"ERROR SUMMARY"}
-# Which commit of the series (by file-name prefix) removes which group. Knowledge of the patches, not a number.
-GROUP_COMMITS = {"lookups": "0001", "version_queries": "0002", "encodes": "0003", "func_attributes": "0004",
-                 "device_queries": "0004", "allocations": "0005"}
-
 # What each measured variant/mode is (the keys are the report's); the jargon is defined on Method and Home.
 DESCRIPTIONS = {
     "original/seed": "the issue's pattern, pristine CUTLASS",
@@ -122,47 +117,14 @@ class Run:
             rows.append([f"*all {domain} API calls*", cell_count(b), cell_count(a), fmt_count(a - b).replace("-", "−")])
         return md_table(["API", "original", "patched", "change"], rows)
 
-    def table_patch_effects(self) -> str:
-        before = self.need("counts", "original/seed", "totals")
-        after = self.need("counts", "patched/seed", "totals")
-        prices = self.derived["price_ns"]
-        series = series_file(self.patch_dir, str(self.results["stamp"]["cutlass_version"]))
-        measured = {Path(n).name[:4] for n in series_entries(series)}
-        rows = []
-        for name in series_entries(self.patch_dir / "series"):
-            prefix = Path(name).name[:4]
-            groups = [g for g, c in GROUP_COMMITS.items() if c == prefix]
-            label = f"`{prefix}` {patch_subject(self.patch_dir / name)}"
-            if prefix not in measured:
-                rows.append([label, "–", "–", "–", f"not in `{series.name}`, which this run applied"])
-                continue
-            if not groups:
-                rows.append([label, "tests", "–", "–", "–"])
-                continue
-            b = sum(self.derived["calls"]["original/seed"]["total"][g] for g in groups)
-            a = sum(self.derived["calls"]["patched/seed"]["total"][g] for g in groups)
-            saved_ns, unpriced = 0.0, set()
-            for api in set(before) | set(after):
-                if group_of(api, self.domain(api)) not in groups:
-                    continue
-                gone = before.get(api, 0.0) - after.get(api, 0.0)
-                if gone and api in prices:
-                    saved_ns += gone * prices[api]
-                elif gone and self.domain(api) == "runtime":
-                    unpriced.add(f"`{api}`")
-            estimate = cell_us(saved_ns / 1e3) + (f" (+ unpriced {', '.join(sorted(unpriced))})" if unpriced else "")
-            rows.append([label, ", ".join(groups), cell_count(b), cell_count(a), estimate])
-        return md_table(["commit", "calls it targets", "before /call", "after /call", "≈ µs saved (count × unit)"],
-                        rows, numeric_from=2)
-
     def _timing_rows(self, keys: Sequence[str]) -> list[list[str]]:
         timings = self.need("timings")
         base = timings["original/seed"]["host_us"]
-        return [[key_cell(k), cell_us(timings[k]["host_us"]), fmt_ratio(base / timings[k]["host_us"])
+        return [[key_cell(k), cell_repeats(timings[k]), fmt_ratio(base / timings[k]["host_us"])
                  if timings[k]["host_us"] else "–", cell_us(timings[k]["loop_us"]), cell_us(timings[k]["gpu_us"])]
                 for k in keys if k in timings and not k.endswith("/sync_each_call")]
 
-    TIMING_HEADS = ("variant/mode", "host µs/call", "host speed-up", "loop µs/iter", "GPU µs/iter")
+    TIMING_HEADS = ("variant/mode", "host µs/call<br><small>min–max of the repeats</small>", "host speed-up", "loop µs/iter", "GPU µs/iter")
 
     def table_timings(self) -> str:
         timings = self.need("timings")
@@ -172,6 +134,20 @@ class Run:
             rows.append(["`torch.matmul`<br><small>bf16 `a @ b.T` from Python</small>", cell_us(tm["host_us"]), "–",
                          cell_us(tm["loop_us"]), cell_us(tm["gpu_us"])])
         return md_table(self.TIMING_HEADS, rows)
+
+    # -- the report's experiments step (experiments.py) --
+
+    def table_ablation(self) -> str:
+        return experiments.table_ablation(self.results, self.derived["ablation_steps"].get("unchanged", {}))
+
+    def table_layer(self) -> str:
+        return experiments.table_layer(self.results)
+
+    def table_layer_gemms(self) -> str:
+        return experiments.table_layer_gemms(self.results)
+
+    def table_in_situ(self) -> str:
+        return experiments.table_in_situ(self.results)
 
     def table_sync_timings(self) -> str:
         """Loop times with a sync per call: the host waits for the kernel, so these are never host times."""
