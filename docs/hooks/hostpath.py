@@ -1,0 +1,142 @@
+"""The doctor's committed readings in docs/results/h200-nvfp4-host-path/: the issue's NVFP4 host path on Hopper
+(measurement only, no tensor-core math) and the SM90 twin, per CUTLASS version, original and patched.
+
+This run is not a report (no results.json): its files are the doctor's own JSON (`co_doctor_* --matrix` and the
+single-shape readings). Every table drawn from it carries the label the doctor wrote into it, so no page can show
+these numbers as Blackwell or Thor numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .errors import ResultsError
+from .formatting import cell_count, cell_iqr, fmt_num
+from .loading import RESULTS
+from .markdown import md_table
+
+NAME = "h200-nvfp4-host-path"
+VERSIONS = ("4.2.0", "4.3.5")
+KINDS = {"nvfp4-hopper": "the issue's NVFP4 `runNvfp4Gemm`, host path on Hopper",
+         "sm90": "the SM90 bf16 twin (kernel runs)"}
+VARIANTS = ("original", "patched")
+DOCTOR = {"sm90": "doctor-sm90-128x4096x4096.json", "nvfp4-hopper": "doctor-nvfp4-hopper-128x4096x4096.json"}
+LOOKUP_APIS = ("cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion")
+COUNTED = {"lookups": LOOKUP_APIS, "encodes": ("cuTensorMapEncodeTiled",),
+           "version_queries": ("cudaDriverGetVersion", "cuDriverGetVersion"), "attributes": ("cudaFuncSetAttribute",)}
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ResultsError(f"{path} does not exist: run `scripts/gpu-evidence.sh OUT nvfp4` on a Hopper GPU")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ResultsError(f"{path} is not valid JSON: {error}") from error
+
+
+def phase_counts(counts: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
+    """combo -> phase -> {lookups, encodes, version_queries, attributes} of one steady-state call (runtime calls;
+    the driver's own cuGetProcAddress inside a lookup is not counted twice)."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for c in counts:
+        phase = out.setdefault(c["combo"], {}).setdefault(c["phase"], dict.fromkeys(COUNTED, 0.0))
+        for group, apis in COUNTED.items():
+            if c["api"] in apis:
+                phase[group] += c["count"]
+    return out
+
+
+def load(root: Path) -> dict[str, Any]:
+    """{label, matrix: {version: {kind: {variant: {combo: row}}}}, phases: (same nesting) -> combo -> phase,
+    shape: (same nesting) -> the matrix run's shape, calls and rounds, doctor: {kind: the doctor's JSON},
+    parts: {kind: part_sums of its verdict}, dir: the page-relative folder}."""
+    where = root / RESULTS / NAME
+    data: dict[str, Any] = {"matrix": {}, "phases": {}, "shape": {}, "doctor": {}, "label": None,
+                            "dir": f"results/{NAME}"}
+    for version in VERSIONS:
+        for kind in KINDS:
+            for variant in VARIANTS:
+                doc = _read(where / f"matrix-v{version}-{kind}-{variant}.json")
+                if doc.get("cutlass_version") != version:
+                    raise ResultsError(f"{where}/matrix-v{version}-{kind}-{variant}.json says CUTLASS "
+                                       f"{doc.get('cutlass_version')!r}")
+                data["matrix"].setdefault(version, {}).setdefault(kind, {})[variant] = {
+                    row["combo"]: row for row in doc["matrix"]}
+                data["shape"].setdefault(version, {}).setdefault(kind, {})[variant] = doc["shape"]
+                data["phases"].setdefault(version, {}).setdefault(kind, {})[variant] = phase_counts(
+                    doc.get("counts_one_steady_call") or [])
+                if kind == "nvfp4-hopper":
+                    if not doc.get("label"):
+                        raise ResultsError(f"{where}/matrix-v{version}-{kind}-{variant}.json carries no label")
+                    data["label"] = doc["label"]
+    for kind, file in DOCTOR.items():
+        data["doctor"][kind] = _read(where / file)
+    data["parts"] = {kind: part_sums(doc["verdict"]) for kind, doc in data["doctor"].items()}
+    return data
+
+
+def part_sums(verdict: dict[str, Any]) -> dict[str, float]:
+    """The doctor's verdict parts summed by what they are: attribute calls, lookups, encodes (count × unit cost,
+    measured in the same process), the unexplained rest of `initialize` + `run`, everything, and `priced`: the
+    attribute calls, lookups, encodes and version queries together."""
+    sums = {"attributes": 0.0, "lookups": 0.0, "encodes": 0.0, "version_queries": 0.0, "rest_init_run": 0.0,
+            "all": 0.0}
+    for part in verdict["parts"]:
+        text, us = part["part"], part["us"]
+        sums["all"] += us
+        if "cudaFuncSetAttribute" in text:
+            sums["attributes"] += us
+        elif "entry-point lookup" in text:
+            sums["lookups"] += us
+        elif "cuTensorMapEncodeTiled" in text:
+            sums["encodes"] += us
+        elif "driver-version" in text or "DriverGetVersion" in text:
+            sums["version_queries"] += us
+        elif text.startswith(("initialize: rest", "run: rest")):
+            sums["rest_init_run"] += us
+    sums["priced"] = sums["attributes"] + sums["lookups"] + sums["encodes"] + sums["version_queries"]
+    return sums
+
+
+def label_banner(data: dict[str, Any]) -> str:
+    return f'!!! warning "{data["label"]}"\n\n    Measured on {_gpu(data)}. Not a Blackwell or Thor number.'
+
+
+def _gpu(data: dict[str, Any]) -> str:
+    doc = data["doctor"]["nvfp4-hopper"]
+    return f"{doc['gpu']['name']} (sm_{doc['gpu']['sm']}), {doc['host']['cpu_model']}"
+
+
+def table_matrix(data: dict[str, Any], version: str, kind: str = "nvfp4-hopper") -> str:
+    """Per config × epilogue: calls per steady-state call and host µs per call, original against patched."""
+    if version not in data["matrix"] or kind not in data["matrix"][version]:
+        raise ResultsError(f"{NAME}: no matrix for CUTLASS {version}, {kind}")
+    by_variant = data["matrix"][version][kind]
+    rows = []
+    for combo, orig in by_variant["original"].items():
+        pat = by_variant["patched"].get(combo) or {}
+        counts = [f"{cell_count(orig.get(k))} → {cell_count(pat.get(k))}"
+                  for k in ("lookups", "encodes", "driver_version_queries", "func_set_attribute")]
+        rows.append([f"`{combo}`", *counts, cell_iqr(orig["seed_drained"]["host_per_call"]),
+                     cell_iqr(pat["seed_drained"]["host_per_call"]) if pat else "–",
+                     cell_iqr(orig["floor_drained"]["host_per_call"]),
+                     cell_iqr(pat["floor_drained"]["host_per_call"]) if pat else "–"])
+    return md_table(["config", "lookups", "encodes", "version queries", "attribute calls",
+                     "host µs, issue's pattern, original", "… patched", "floor µs, original", "… patched"], rows)
+
+
+def table_doctor(data: dict[str, Any], kind: str) -> str:
+    """The doctor's verdict as it printed it: the parts of the median round's host time, then the suspects."""
+    doc = data["doctor"].get(kind)
+    if doc is None:
+        raise ResultsError(f"{NAME}: no doctor reading '{kind}' (known: {', '.join(DOCTOR)})")
+    verdict = doc["verdict"]
+    parts = sorted(verdict["parts"], key=lambda p: -p["us"])
+    rows = [[p["part"], fmt_num(p["us"])] for p in parts]
+    rows.append(["**sum (= measured host time of the median round)**", f"**{fmt_num(verdict['parts_sum_us'])}**"])
+    suspects = [[s["suspect"], f"{s['delta_us']:+.2f}".replace("-", "−"), s["detail"]] for s in verdict["suspects"]]
+    return (md_table(["part of one call's host time", "µs"], rows) + "\n\n"
+            + md_table(["suspect", "µs added per call", "as measured"], suspects, text_columns=(2,)))
