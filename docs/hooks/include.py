@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 from .errors import ResultsError
 
 RELATIVE_LINK = re.compile(r"(?<!!)\[([^\]]*)\]\((?!https?:|mailto:|#|/)([^)\s]+)\)")
-RESULTS_REGION = re.compile(r"<!-- results:begin -->.*?<!-- results:end -->", re.S)
 LIST_ITEM = re.compile(r"\s*([*+-]|\d+\.)\s")
 
 
@@ -39,12 +37,12 @@ def github_lines(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-def include(root: Path, rel: str, shift: int | str, repo_url: str, pr_results: Callable[[], str]) -> str:
+def include(root: Path, rel: str, shift: int | str, repo_url: str) -> str:
     """A repository file (GitHub Markdown) in a page: headings shifted by `shift` or made bold lines ('bold')."""
     path = Path(rel)
     if not (root / path).exists():
         raise ResultsError(f"include: {rel} does not exist")
-    text = RESULTS_REGION.sub(lambda _: pr_results(), (root / path).read_text())
+    text = (root / path).read_text()
     out = []
     for line, fenced in github_lines(text):
         heading = None if fenced else re.match(r"#{1,6} (.*)", line)

@@ -89,12 +89,7 @@ def macros(root: Path, runs: dict[str, Run], repo_url: str) -> list[Callable[...
         return patch_series(root / "patch", list(runs.values()))
 
     def include_file(rel: str, shift: int | str = 0) -> str:
-        def pr_results() -> str:
-            s, shape = main.results["stamp"], main.results["shape"]
-            return (f"Measured on {s['gpu']} ({s['host_cpu']}), CUTLASS {s['cutlass_version']} with "
-                    f"`{s['patch_series']}`, {s['build_type']} build; per call of the pattern above at "
-                    f"M={shape['m']}, N={shape['n']}, K={shape['k']}:\n\n{main.table_headline()}")
-        return include(root, rel, shift, repo_url, pr_results)
+        return include(root, rel, shift, repo_url)
 
     def include_log(rel: str) -> str:
         """A committed log, verbatim, for a ```text block (`rel` from the project root or from docs/)."""

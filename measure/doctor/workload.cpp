@@ -72,23 +72,16 @@ Workload::Workload(Options const& o) : m_(o.m), n_(o.n), k_(o.k) {
 #endif
 }
 
-float Workload::a_at(int i, int kk) const {
+// Element (row, kk) of a K-major host operand: packed e2m1 nibbles (NVFP4) or bf16 bit patterns.
+float Workload::element_at(std::vector<uint8_t> const& host, int row, int kk) const {
 #if defined(CO_DOCTOR_KIND_nvfp4)
-  uint8_t byte = a_host_[(std::size_t(i) * k_ + kk) / 2];
+  uint8_t byte = host[(std::size_t(row) * k_ + kk) / 2];
   return e2m1(kk % 2 ? byte >> 4 : byte & 15);
 #else
-  return bf16_to_float(reinterpret_cast<uint16_t const*>(a_host_.data())[std::size_t(i) * k_ + kk]);
+  return bf16_to_float(reinterpret_cast<uint16_t const*>(host.data())[std::size_t(row) * k_ + kk]);
 #endif
 }
 
-float Workload::b_at(int j, int kk) const {
-#if defined(CO_DOCTOR_KIND_nvfp4)
-  uint8_t byte = b_host_[(std::size_t(j) * k_ + kk) / 2];
-  return e2m1(kk % 2 ? byte >> 4 : byte & 15);
-#else
-  return bf16_to_float(reinterpret_cast<uint16_t const*>(b_host_.data())[std::size_t(j) * k_ + kk]);
-#endif
-}
 
 void* Workload::out() const {
 #if defined(CO_DOCTOR_KIND_nvfp4)
@@ -114,7 +107,7 @@ int Workload::check_reference(std::string* detail) const {
   for (int s = 0; s < 256; ++s) {
     int i = static_cast<int>(rng() % m_), j = static_cast<int>(rng() % n_);
     double ref = 0;
-    for (int kk = 0; kk < k_; ++kk) ref += double(a_at(i, kk)) * b_at(j, kk);
+    for (int kk = 0; kk < k_; ++kk) ref += double(element_at(a_host_, i, kk)) * element_at(b_host_, j, kk);
 #if defined(CO_DOCTOR_KIND_nvfp4)
     if (ops.silu) ref = ref / (1 + std::exp(-ref));
 #endif

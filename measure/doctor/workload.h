@@ -32,8 +32,7 @@ class Workload {
 
  private:
   void* device_copy(void const* host, std::size_t bytes);  // zero-filled where host is null
-  float a_at(int i, int kk) const;
-  float b_at(int j, int kk) const;
+  float element_at(std::vector<uint8_t> const& host, int row, int kk) const;
   void* out() const;
 
   std::vector<uint8_t> a_host_, b_host_;  // NVFP4: packed e2m1; SM90: bf16 as bytes
