@@ -24,7 +24,8 @@
 #   NVCC, CUDA_ARCH (sm_90a), GTEST_INCLUDE (if gtest/gtest.h is not on the default include path),
 #   GTEST_LIB (/usr/lib/x86_64-linux-gnu), EXTRA_LDFLAGS (e.g. -L to a stub libcuda.so where the
 #   build machine has no driver),
-#   CURAND_INCLUDE (directory of curand_kernel.h, if the CUDA toolkit has none), EXTRA_NVCC_FLAGS
+#   CURAND_INCLUDE (directory of curand_kernel.h, if the CUDA toolkit has none), EXTRA_NVCC_FLAGS,
+#   STUB_LIBCUDA=1 (build machine without a driver: link against a generated stub libcuda.so.1)
 # Stopping one compile (a signal) ends the whole parallel queue: xargs stops on it.
 # Exit status: 0 when every test of the patched tree passed (skips allowed) and every expected
 # failure of the break checks happened.
@@ -182,6 +183,10 @@ add_series_binaries() {
     test/unit/gemm/device/sm90_gemm_universal_adapter_params_reuse.cu \
     test/unit/gemm/device/sm90_gemm_universal_adapter_kernel_attributes.cu \
     test/unit/gemm/device/sm90_gemm_universal_adapter_stream_k.cu
+  add_binary "$t" gemm_device_universal_adapter_device_reset_sm90 \
+    test/unit/gemm/device/sm90_gemm_universal_adapter_device_reset.cu
+  add_binary "$t" gemm_device_universal_adapter_host_adapter_sm90 \
+    test/unit/gemm/device/sm90_gemm_universal_adapter_host_adapter.cu
 }
 
 if [ "$PHASE" != run ]; then
@@ -213,7 +218,7 @@ if [ "$BREAK_CHECKS" = 1 ]; then
   fi
   if has 'reuse Params' && make_tree no_reuse without 'reuse Params'; then
     add_binary no_reuse gemm_params_reuse $gemm/sm90_gemm_universal_adapter_params_reuse.cu $gemm/sm90_gemm_universal_adapter_stream_k.cu
-    checks+=("no_reuse|gemm_params_reuse|*ParamsReuse_*:*StreamK*|SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_SameArguments SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_ChangedArguments SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_SecondContext SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_FreshThread SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_AdapterSize|the series without its Params-reuse commit")
+    checks+=("no_reuse|gemm_params_reuse|*ParamsReuse_*:*StreamK*|SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_SameArguments SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_ChangedArguments SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_SecondContext SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_FreshThread|the series without its Params-reuse commit")
   fi
   if has 'smem attribute once' && make_tree no_attribute_record without 'smem attribute once|reuse Params'; then
     add_binary no_attribute_record gemm_kernel_attributes $gemm/sm90_gemm_universal_adapter_kernel_attributes.cu
@@ -224,8 +229,10 @@ if [ "$BREAK_CHECKS" = 1 ]; then
      break_tree context_ignored $host_adapter 'applied\.context_id == wanted\.context_id &&' ''; then
     add_binary context_ignored gemm_params_reuse $gemm/sm90_gemm_universal_adapter_params_reuse.cu
     add_binary context_ignored gemm_kernel_attributes $gemm/sm90_gemm_universal_adapter_kernel_attributes.cu
-    checks+=("context_ignored|gemm_params_reuse|*ParamsReuse_SecondContext:*ParamsReuse_AfterDeviceReset|SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_SecondContext SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_AfterDeviceReset|the Params key and the attribute record ignore the context")
-    checks+=("context_ignored|gemm_kernel_attributes|*KernelAttributes_AfterDeviceReset:*KernelAttributes_SecondContext:*KernelAttributes_TwoDevices|SM90_Device_Gemm_UniversalAdapter_Host.KernelAttributes_AfterDeviceReset SM90_Device_Gemm_UniversalAdapter_Host.KernelAttributes_SecondContext SM90_Device_Gemm_UniversalAdapter_Host.KernelAttributes_TwoDevices|the Params key and the attribute record ignore the context")
+    add_binary context_ignored gemm_device_reset $gemm/sm90_gemm_universal_adapter_device_reset.cu
+    checks+=("context_ignored|gemm_params_reuse|*ParamsReuse_SecondContext|SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_SecondContext|the Params key and the attribute record ignore the context")
+    checks+=("context_ignored|gemm_kernel_attributes|*KernelAttributes_SecondContext:*KernelAttributes_TwoDevices|SM90_Device_Gemm_UniversalAdapter_Host.KernelAttributes_SecondContext SM90_Device_Gemm_UniversalAdapter_Host.KernelAttributes_TwoDevices|the Params key and the attribute record ignore the context")
+    checks+=("context_ignored|gemm_device_reset|*ParamsReuse_AfterDeviceReset:*KernelAttributes_AfterDeviceReset|SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_AfterDeviceReset SM90_Device_Gemm_UniversalAdapter_Host.KernelAttributes_AfterDeviceReset|the Params key and the attribute record ignore the context")
   fi
   if has 'reuse Params' && make_tree arguments_ignored series &&
      break_tree arguments_ignored $adapter 'std::memcmp\(args_, &args, sizeof\(Arguments\)\) == 0 &&' '' &&
@@ -233,12 +240,76 @@ if [ "$BREAK_CHECKS" = 1 ]; then
     add_binary arguments_ignored gemm_params_reuse $gemm/sm90_gemm_universal_adapter_params_reuse.cu
     checks+=("arguments_ignored|gemm_params_reuse|*ParamsReuse_ChangedArguments:*ParamsReuse_Update|SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_ChangedArguments SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_Update|the Params key ignores the Arguments and update() keeps it")
   fi
+  if has 'reuse Params' && make_tree host_adapter_reuse series &&
+     break_tree host_adapter_reuse $adapter '(      CUTLASS_ASSERT\(cuda_adapter\);\n)(      return Status::kSuccess;)' \
+       '\1      this->params_key_save(args, workspace, (void const*) device_kernel<GemmKernel>);\n\2'; then
+    add_binary host_adapter_reuse gemm_host_adapter $gemm/sm90_gemm_universal_adapter_host_adapter.cu
+    checks+=("host_adapter_reuse|gemm_host_adapter|*|SM90_Device_Gemm_UniversalAdapter_Host.ParamsReuse_NotWithCudaHostAdapter|initialize() saves the Params key with a CudaHostAdapter")
+  fi
 fi
+
+# Library-local state (host only, no GPU): a shared object that uses every static the series
+# adds must export none of them, in particular no STB_GNU_UNIQUE symbol ("u" in nm), which the
+# dynamic linker would share with every other library. Built once as the series has it and once
+# with CUTLASS_DETAIL_LIBRARY_LOCAL defined empty (default visibility), where the check must fail.
+library_local_check() {
+  local dir=$work/library_local uses="" exported
+  mkdir -p "$dir"
+  grep -q 'cached_driver_version' "$work/patched/include/cutlass/cuda_host_adapter.hpp" && uses="-DUSES_DRIVER_VERSION"
+  cat > "$dir/library_local.cu" <<'CU'
+#include "cutlass/cuda_host_adapter.hpp"
+struct LibraryLocalTag {};
+__global__ void library_local_kernel() {}
+extern "C" int library_local_use() {
+  unsigned long long id = 0;
+  (void) cutlass::detail::current_context_id(&id);
+#if defined(USES_DRIVER_VERSION)
+  int version = 0;
+  (void) cutlass::detail::cached_driver_version(&version);
+#endif
+  (void) cutlass::detail::cuda_driver_entry_point_cuTensorMapEncodeTiled_v12000().load();
+  return int(cutlass::detail::MaxDynamicSharedMemoryAttribute<LibraryLocalTag>::set(
+      (void const*) library_local_kernel, 0));
+}
+CU
+  say ""
+  say "## library-local state: exported symbols of a shared object using the series' statics"
+  for variant in series default_visibility; do
+    local define=""
+    [ $variant = default_visibility ] && define="-DCUTLASS_DETAIL_LIBRARY_LOCAL="
+    if ! $NVCC -std=c++17 -arch=$CUDA_ARCH -O2 $uses $define -Xcompiler -fPIC -shared -I"$work/patched/include" \
+         "$dir/library_local.cu" -o "$dir/$variant.so" > "$dir/$variant.log" 2>&1; then
+      say "$variant: build failed"; tail -20 "$dir/$variant.log" | tee -a "$log"; echo FAIL >> "$work/library_local.txt"; continue
+    fi
+    exported=$(nm -D -C --defined-only "$dir/$variant.so" | grep -E 'cutlass::detail::(current_context_id|cached_driver_version|cuda_driver_entry_point_|MaxDynamicSharedMemoryAttribute)' || true)
+    say "$variant: $(echo -n "$exported" | grep -c . ) exported, $(echo -n "$exported" | grep -c ' u ') STB_GNU_UNIQUE"
+    [ -n "$exported" ] && echo "$exported" | sed 's/^/    /' >> "$log"
+    if [ $variant = series ] && [ -n "$exported" ]; then
+      say "=> NOT AS EXPECTED: the series exports its state"; echo FAIL >> "$work/library_local.txt"
+    elif [ $variant = default_visibility ] && ! echo "$exported" | grep -q ' u '; then
+      say "=> NOT AS EXPECTED: the check sees no shared symbol even with default visibility"; echo FAIL >> "$work/library_local.txt"
+    else
+      say "=> as expected"
+    fi
+  done
+}
+: > "$work/library_local.txt"
+command -v nm > /dev/null && library_local_check || say "note: no nm, library-local check skipped"
 
 say ""
 say "## build: ${#binaries[@]} binaries, $(wc -l < "$compiles") compiles"
 start=$(date +%s)
 xargs -d '\n' -P "$JOBS" -I CMD bash -c CMD < "$compiles" 2>&1 | tee -a "$log"
+if [ "${STUB_LIBCUDA:-0}" = 1 ]; then
+  # A build machine without a driver: link against a stub libcuda.so (SONAME libcuda.so.1) that
+  # defines every driver symbol the objects use; the GPU machine's libcuda.so.1 is loaded at run time.
+  mkdir -p "$work/stub"
+  nm -u "$work"/*/obj/*.o 2>/dev/null | awk '$1 == "U" && $2 ~ /^cu[A-Z]/ {print $2}' | sort -u |
+    sed 's/.*/int &(void) { return 999; }/' > "$work/stub/libcuda.c"
+  gcc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$work/stub/libcuda.so" "$work/stub/libcuda.c" &&
+    sed -i "s#-lcuda #-L$work/stub -lcuda #" "$links" &&
+    say "linked against a stub libcuda.so.1 ($(wc -l < "$work/stub/libcuda.c") driver symbols, STUB_LIBCUDA=1)"
+fi
 xargs -d '\n' -P "$JOBS" -I CMD bash -c CMD < "$links" 2>&1 | tee -a "$log"
 say "build: $(( $(date +%s) - start )) s"
 printf '%s\n' "${binaries[@]}" > "$work/binaries.txt"
@@ -300,6 +371,12 @@ if [ "$BREAK_CHECKS" = 1 ]; then
       status=1
     fi
   done
+fi
+
+if grep -q FAIL "$work/library_local.txt" 2>/dev/null; then
+  say ""
+  say "library-local check (build phase) failed"
+  status=1
 fi
 
 say ""

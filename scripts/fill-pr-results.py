@@ -187,8 +187,8 @@ def seed(r: dict[str, Any], variant: str, regime: str = "unchanged") -> dict[str
 
 
 def merge_first(r: dict[str, Any]) -> str:
-    """The series prefix that ends at 0004 (0001 to 0005 on 4.2.0, less the tests-only 0005)."""
-    v = next(v for v in r["ablation"]["variants"] if v["last"].startswith("0004"))
+    """The series prefix that ends at 0005, the merge-first subset 0001 to 0006 less the tests-only 0006."""
+    v = next(v for v in r["ablation"]["variants"] if v["last"].startswith("0005"))
     h = r["ablation"]["host_us"]["unchanged"][f"{v['variant']}/seed"]
     return (f"{iqr(h['host_us'])} µs/call vs {iqr(seed(r, 'original'))} µs pristine, ratio "
             f"{iqr(h['ratio_to_pristine'], '.3f')}")
