@@ -107,6 +107,7 @@ def derive(results: dict[str, Any]) -> dict[str, Any]:
                       "per_descriptor_ns": 1e3 * seed_attr["descriptors_us"]
                       / max(d["calls"]["original/seed"]["total"]["encodes"], 1.0)}
     d["ablation_steps"] = ablation_steps(results)
+    d["ablation_variant"] = ablation_variant_by_patch(results)
     return d
 
 
@@ -121,5 +122,20 @@ def ablation_steps(results: dict[str, Any]) -> dict[str, dict[str, float]]:
     for mode, by_key in (ab.get("host_us") or {}).items():
         ratios = [(name, by_key[f"{name}/seed"]["ratio_to_pristine"]["median"]) for name in order
                   if f"{name}/seed" in by_key]
-        out[mode] = {name: 100.0 * (r - prev) for (_, prev), (name, r) in zip(ratios, ratios[1:])}
+        steps = {name: 100.0 * (r - prev) for (_, prev), (name, r) in zip(ratios, ratios[1:])}
+        # Also under the number of the build's last patch ("0005"), so pages name commits, not prefixes.
+        steps.update({patch: steps[name] for patch, name in ablation_variant_by_patch(results).items()
+                      if name in steps})
+        out[mode] = steps
+    return out
+
+
+def ablation_variant_by_patch(results: dict[str, Any]) -> dict[str, str]:
+    """The ablation build that ends at each patch, by the patch's number: {"0005": "prefix4", "0008": "patched"}.
+    Per-release patches (v4.3.5/0002) keep their folder: {"v4.3.5/0002": ...}."""
+    out: dict[str, str] = {}
+    for v in (results.get("ablation") or {}).get("variants") or []:
+        last = str(v["last"])
+        folder, _, name = last.rpartition("/")
+        out[f"{folder}/{name[:4]}" if folder else name[:4]] = v["variant"]
     return out
