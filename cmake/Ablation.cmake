@@ -13,9 +13,13 @@ if(NOT CO_BUILD_ABLATION OR NOT CO_SM90_ARCHS)
   return()
 endif()
 
-# "[PATCH 3/8] device_memory: no cudaMalloc for ..." -> "device_memory: no cudaMalloc for ..." (first line only).
+# "[PATCH 3/8] device_memory: no cudaMalloc for ..." -> "device_memory: no cudaMalloc for ...". A long subject is
+# folded over several header lines (RFC 2822: continuation lines start with a space); they are joined again.
 function(co_patch_subject patch out_var)
-  file(STRINGS "${CO_PATCH_DIR}/${patch}" _subject REGEX "^Subject: " LIMIT_COUNT 1)
+  file(READ "${CO_PATCH_DIR}/${patch}" _text LIMIT 4096)
+  string(REGEX MATCH "\nSubject: [^\n]*(\n [^\n]*)*" _subject "\n${_text}")
+  string(REGEX REPLACE "\n +" " " _subject "${_subject}")
+  string(STRIP "${_subject}" _subject)
   string(REGEX REPLACE "^Subject: (\\[[^]]*\\] *)?" "" _subject "${_subject}")
   string(REPLACE "\"" "'" _subject "${_subject}")
   string(REPLACE "\\" "/" _subject "${_subject}")
