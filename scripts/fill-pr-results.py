@@ -2,8 +2,9 @@
 
 PR.md marks each generated part as <!-- pr:NAME -->...<!-- /pr --> (inline or a block of lines); this script
 rewrites what lies between from docs/results/h200/results.json (CUTLASS 4.2.0 + series-v4.2.0),
-docs/results/h200-cutlass-v4.3.5/results.json (a --quick report, v4.3.5 + series-v4.3.5) and
-docs/results/h200-nvfp4-host-path/matrix-v4.3.5-nvfp4-hopper-*.json.
+docs/results/h200-cutlass-v4.3.5/results.json (v4.3.5 + series-v4.3.5),
+docs/results/h200-nvfp4-host-path/matrix-v4.3.5-nvfp4-hopper-*.json and the logs of
+docs/results/h200-cutlass-tests/ and docs/results/h200/{pytest,memcheck}.log.
 
     python scripts/fill-pr-results.py           rewrite patch/PR.md
     python scripts/fill-pr-results.py --check   exit 1 and name the parts if PR.md is not what the results give
@@ -148,7 +149,8 @@ def layer(r: dict[str, Any]) -> str:
 
 def v435(r435: dict[str, Any]) -> str:
     s, h = r435["stamp"], r435["ablation"]["host_us"]
-    out = [f"CUTLASS {s['cutlass_version']} with `{s['patch_series']}` (a `--quick` report: "
+    kind = "a `--quick` report" if r435.get("quick") else "the full report"
+    out = [f"CUTLASS {s['cutlass_version']} with `{s['patch_series']}` ({kind}: "
            f"{r435['ablation']['rounds']} rounds; no per-commit builds, so 0002 has no time of its own here):"]
     for regime, what in (("unchanged", "operands unchanged"), ("changing", "A and D changing")):
         o, p = h[regime]["original/seed"]["host_us"], h[regime]["patched/seed"]
@@ -212,13 +214,61 @@ def layer_loop(r: dict[str, Any]) -> str:
     return f"{min(ratios):.3f} to {max(ratios):.3f}"
 
 
+def unit_test_log(path: Path) -> str:
+    """One bullet for a log of scripts/cutlass-unit-tests.sh: tree, GPU, what ran and passed, break checks."""
+    text = path.read_text()
+
+    def first(pattern: str) -> str:
+        m = re.search(pattern, text, re.M)
+        return m[1] if m else "?"
+
+    tree, series = first(r"^# CUTLASS: (.*?)(?:, from .*)?$"), first(r"^# series: patch/(.*)$")
+    # The GPU of the run part (a log built elsewhere stamps the build machine first).
+    gpus = re.findall(r"^# GPU \(index, name, driver\): (.*)$", text, re.M)
+    gpu, result = (gpus[-1] if gpus else "?"), first(r"^## result: (\w+)$")
+    runs = re.findall(r"^=> (\S+): (all passed|FAILED.*)$", text, re.M)
+    passed = ", ".join(f"`{b}`" for b, outcome in runs if outcome == "all passed")
+    n_passed = sum(outcome == "all passed" for _, outcome in runs)
+    breaks = [c for c in re.findall(r"^=> (as expected|NOT AS EXPECTED|observed only)", text, re.M)
+              if c != "observed only"]
+    library = re.findall(r"^(series|default_visibility): (\d+) exported, (\d+) STB_GNU_UNIQUE$", text, re.M)
+    out = (f"`{path.relative_to(REPO)}`: CUTLASS {tree}, `patch/{series}`; run on {gpu}. "
+           f"{n_passed} of {len(runs)} test binaries passed ({passed})")
+    if breaks:
+        out += f"; break checks: {breaks.count('as expected')} of {len(breaks)} failed where expected"
+    if library:
+        out += "; exported library-local symbols: " + ", ".join(
+            f"{'as built' if v == 'series' else 'default visibility'} {n} ({u} `STB_GNU_UNIQUE`)"
+            for v, n, u in library)
+    return out + f". Result: {result}."
+
+
+def testing() -> str:
+    logs = sorted((RES / "h200-cutlass-tests").glob("cutlass-unit-tests-*.log"))
+    pytest_log = (RES / "h200/pytest.log").read_text()
+    summary = [line.strip("= ") for line in pytest_log.splitlines() if re.match(r"^=+ .*(passed|failed).* in ", line)]
+    coverage = re.findall(r"^TOTAL\s.*?(\d+%)$", pytest_log, re.M)
+    memcheck = re.findall(r"ERROR SUMMARY: .*", (RES / "h200/memcheck.log").read_text())
+    out = ["`scripts/cutlass-unit-tests.sh CUTLASS_SRC OUT` applies the series with `git am` to a pristine copy of "
+           "the CUTLASS tree, builds with `nvcc` the series' tests and (where named) CUTLASS's own "
+           "`test/unit/cute/hopper` TMA tests, runs them, builds the series' tests again against broken trees "
+           "(CUTLASS without the series, without one commit, or with one check disabled) to show that each test "
+           "fails without the behaviour it names, and checks the exported symbols of a shared object:"]
+    out += [f"* {unit_test_log(p)}" for p in logs]
+    out.append(f"* The repository's own suite on the H200 (`docs/results/h200/pytest.log`): {summary[-1] if summary else '?'}"
+               f", package coverage {coverage[-1] if coverage else '?'}; `compute-sanitizer memcheck` of the patched "
+               f"path: {memcheck[-1] if memcheck else '?'} (`memcheck.log`). What the failures were: "
+               "`docs/results/h200/README.md`.")
+    return block("\n".join(out))
+
+
 def parts() -> dict[str, Callable[[], str]]:
     r, r435 = load("h200/results.json"), load("h200-cutlass-v4.3.5/results.json")
     return {"stamp": lambda: stamp(r), "ablation": lambda: ablation(r), "counts": lambda: counts(r, r435),
             "targets": lambda: targets(r), "in_situ": lambda: in_situ(r), "layer": lambda: layer(r),
             "v435": lambda: v435(r435), "nvfp4": nvfp4, "encodes": lambda: encodes(r),
             "merge_first": lambda: merge_first(r), "steps": lambda: steps(r),
-            "layer_loop": lambda: layer_loop(r), "attr_ratio": lambda: iqr(
+            "layer_loop": lambda: layer_loop(r), "testing": testing, "attr_ratio": lambda: iqr(
                 r["in_situ_spread_ns"]["cudaFuncSetAttribute(GEMM kernel)"]["ratio_to_empty_kernel"])}
 
 
