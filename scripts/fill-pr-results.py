@@ -117,8 +117,10 @@ def targets(r: dict[str, Any]) -> str:
         f"{r['targets']['patched_vs_floor']:.3f}.",
         f"* Patched `run(stream)`: {iqr(pf)} µs/call (ablation); timings step {rng(t['patched/floor'])} µs, vs "
         f"{rng(t['original/bare_launch'])} µs for a bare `<<<1, 128>>>` launch of an empty kernel with a "
-        f"{r['params_bytes']}-byte parameter block (`sizeof(Params)`; no cluster). The same `run(stream)` replayed "
-        f"as a CUDA graph: {rng(t['original/graph'])} µs (pristine)."]))
+        f"{r['params_bytes']}-byte parameter block (`sizeof(Params)`; no cluster)"
+        + (f", and {rng(t['original/bare_cluster_launch'])} µs for the same kernel launched as one 2x1x1 cluster "
+           f"with `cudaLaunchKernelEx`" if "original/bare_cluster_launch" in t else "")
+        + f". The same `run(stream)` replayed as a CUDA graph: {rng(t['original/graph'])} µs (pristine)."]))
 
 
 def in_situ(r: dict[str, Any]) -> str:

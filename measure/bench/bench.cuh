@@ -37,6 +37,24 @@ struct ParamBlock {
 template <std::size_t N>
 __global__ void empty_kernel(__grid_constant__ ParamBlock<N> const) {}
 
+// The GEMM kernel's cluster shape where it is static (the SM90 twin's 2x1x1), else 1x1x1.
+template <class GemmKernel, class = void>
+struct StaticClusterShape {
+  static dim3 get() { return dim3(1, 1, 1); }
+};
+
+template <class GemmKernel>
+struct StaticClusterShape<GemmKernel, std::void_t<typename GemmKernel::ClusterShape>> {
+  static dim3 get() {
+    using Shape = typename GemmKernel::ClusterShape;
+    if constexpr (cute::is_static<Shape>::value) {
+      return dim3(cute::size<0>(Shape{}), cute::size<1>(Shape{}), cute::size<2>(Shape{}));
+    } else {
+      return dim3(1, 1, 1);
+    }
+  }
+};
+
 // call() recorded into a graph that is never launched (BenchOptions::capture_each_call). The guard
 // ends the capture if call() throws, so the stream is usable again.
 template <class Call>
@@ -195,6 +213,29 @@ BenchResult bench_gemm(Seed&& seed, MakeArgs&& make_args, BenchOptions const& o)
     // <<<>>> returns nothing; a failed launch is reported here, so the timed loop stays one launch per call.
     cuda_check(cudaGetLastError(), "empty kernel launch");
     return r;
+  }
+  if (o.mode == Mode::kBareClusterLaunch) {
+    // What a cluster launch costs without CUTLASS: the empty kernel, one cluster of the GEMM's shape,
+    // cudaLaunchKernelEx with the cluster-dimension attribute (ClusterLauncher uses cudaLaunchKernelExC).
+    constexpr std::size_t kBytes = sizeof(typename Gemm::Params);
+    dim3 const cluster = StaticClusterShape<typename Gemm::GemmKernel>::get();
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = cluster.x;
+    attribute.val.clusterDim.y = cluster.y;
+    attribute.val.clusterDim.z = cluster.z;
+    cudaLaunchConfig_t config{};
+    config.gridDim = cluster;
+    config.blockDim = dim3(128, 1, 1);
+    config.stream = o.stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    ParamBlock<kBytes> const params{};
+    return time_loop([&] {
+      PhaseScope phase;
+      phase.enter(Phase::kRun);
+      cuda_check(cudaLaunchKernelEx(&config, empty_kernel<kBytes>, params), "empty kernel cluster launch");
+    }, o);
   }
   if (o.mode != Mode::kFloor && o.mode != Mode::kGraph) {
     throw std::invalid_argument("unknown benchmark mode " + std::to_string(static_cast<int>(o.mode)));

@@ -21,6 +21,8 @@ enum class Mode : int {
   kBareLaunch,      // an empty kernel with a parameter block of sizeof(Gemm::Params): the launch floor
   kUpdateRun,       // the caller-side fix when operands change: one Gemm, initialize once; per call
                     // gemm.update(args) (new Params, no attribute call) then gemm.run(stream)
+  kBareClusterLaunch,  // kBareLaunch through cudaLaunchKernelEx with the GEMM's static cluster shape (one
+                       // cluster): the launch floor of a cluster kernel, as CUTLASS's ClusterLauncher launches
   kCount
 };
 
@@ -33,6 +35,7 @@ inline char const* mode_name(Mode m) {
     case Mode::kGraph: return "graph";
     case Mode::kBareLaunch: return "bare_launch";
     case Mode::kUpdateRun: return "update_run";
+    case Mode::kBareClusterLaunch: return "bare_cluster_launch";
     default: return "invalid";
   }
 }
