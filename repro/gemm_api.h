@@ -44,6 +44,14 @@ KernelHandle kernel(Operands const& ops);
 char const* cutlass_version();
 bool host_path_on_hopper();
 
+// The pieces of GemmUniversalAdapter::initialize() (and of the calls the seed makes around it) that
+// initialize_part_ns times one at a time: where the host time of an initialize() goes.
+inline constexpr char const* kInitializeParts[] = {
+    "get_workspace_size", "can_implement", "to_underlying_arguments", "initialize_workspace", "initialize"};
+// Mean host ns of one call of `part` (one of kInitializeParts) with the seed's Arguments for `ops`, timed
+// in a loop of `iterations` calls after the adapter's first initialize() (first-call costs excluded).
+double initialize_part_ns(Operands const& ops, char const* part, int iterations);
+
 // The GEMMs of one transformer layer (Llama-3-8B-like: hidden 4096, 32+8+8 heads of 128, MLP 14336),
 // D(M,N) = A(M,K) @ W(N,K)^T, in the order a forward pass calls them. Attention itself is not a GEMM here.
 struct LayerGemm {

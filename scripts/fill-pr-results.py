@@ -120,7 +120,21 @@ def targets(r: dict[str, Any]) -> str:
         f"{r['params_bytes']}-byte parameter block (`sizeof(Params)`; no cluster)"
         + (f", and {rng(t['original/bare_cluster_launch'])} µs for the same kernel launched as one 2x1x1 cluster "
            f"with `cudaLaunchKernelEx`" if "original/bare_cluster_launch" in t else "")
-        + f". The same `run(stream)` replayed as a CUDA graph: {rng(t['original/graph'])} µs (pristine)."]))
+        + f". The same `run(stream)` replayed as a CUDA graph: {rng(t['original/graph'])} µs (pristine).",
+        *initialize_parts(r)]))
+
+
+def initialize_parts(r: dict[str, Any]) -> list[str]:
+    """What one initialize() is made of, pristine and patched (the experiments' initialize_parts_ns)."""
+    if "initialize_parts_ns" not in r:
+        return []
+    ns, s = r["initialize_parts_ns"], r["initialize_parts_spread_ns"]
+    cell = lambda k: f"{ns[k]:.0f} [{s[k]['q1']:.0f}, {s[k]['q3']:.0f}]"  # noqa: E731
+    parts = [p for p in dict.fromkeys(k.split("/", 1)[1] for k in ns) if p != "initialize"]
+    return [f"* What the one `initialize()` per call left in the issue's pattern is made of (ns per call, each "
+            f"piece timed alone in a loop): `initialize()` {cell('original/initialize')} pristine, "
+            f"{cell('patched/initialize')} patched; patched pieces: "
+            + ", ".join(f"`{p}` {cell('patched/' + p)}" for p in parts) + "."]
 
 
 def in_situ(r: dict[str, Any]) -> str:

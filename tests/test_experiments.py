@@ -22,7 +22,9 @@ GPU_US_PER_LAYER = {16: 50.0, 2048: 1000.0}  # SYNTHETIC
 CHANGING_US = 8.0
 # Blocks per round (each + 1 noise twin): ablation 2 regimes x (4 seeds + 2 fixes); layer 2 M x 4 configs x
 # (host, loop); in situ 2 attributes x 2 kernels (no twin).
-ROUND_SIZE = {"bench": 2 * 6 + 1, "layer": 2 * 4 * 2 + 1, "attr": 4}
+ROUND_SIZE = {"bench": 2 * 6 + 1, "layer": 2 * 4 * 2 + 1, "attr": 4, "part": 2 * 2}
+# Fake initialize() pieces, ns per call (pristine, patched).
+PART_NS = {"to_underlying_arguments": (900.0, 500.0), "initialize": (3500.0, 1100.0)}
 
 
 class FakeRunner:
@@ -64,6 +66,13 @@ class FakeRunner:
         self.calls.append(("attr", attribute, gemm_kernel))
         return (2300.0 if gemm_kernel else 440.0) * self._drift("attr")
 
+    def initialize_parts(self) -> tuple[str, ...]:
+        return tuple(PART_NS)
+
+    def initialize_part_ns(self, variant: str, part: str, iterations: int) -> float:
+        self.calls.append(("part", variant, part))
+        return PART_NS[part][variant == "patched"] * self._drift("part")
+
     def counts(self, configs: Sequence[tuple[str, str, int]], calls: int) -> dict[str, dict[str, float]]:
         self.calls.append(("counts", tuple(map(tuple, configs)), calls))
         return {f"{v}/{m}@{r}": {g: float(len(v) + r) for g in experiments.COUNTED_APIS} for v, m, r in configs}
@@ -80,7 +89,8 @@ def measured() -> tuple[FakeRunner, dict[str, Any]]:
 
 def test_the_result_keys_and_json(measured: tuple[FakeRunner, dict[str, Any]]) -> None:
     _, out = measured
-    assert set(out) == {"ablation", "layer", "noise_floor", "in_situ_ns", "in_situ_spread_ns"}
+    assert set(out) == {"ablation", "layer", "noise_floor", "in_situ_ns", "in_situ_spread_ns", "initialize_parts_ns",
+                        "initialize_parts_spread_ns"}
     json.dumps(out, allow_nan=False)  # JSON-able as it stands
 
 
@@ -155,6 +165,18 @@ def test_in_situ_keys_are_the_ones_the_docs_render(measured: Any) -> None:
     assert ratio["median"] == pytest.approx(2300 / 440, rel=1e-12)
     attrs = {(c[1], c[2]) for c in runner.calls if c[0] == "attr"}
     assert attrs == {(a, g) for a in experiments.IN_SITU_ATTRIBUTES for g in (True, False)}
+
+
+def test_initialize_parts_are_timed_per_variant_with_their_spread(measured: Any) -> None:
+    runner, out = measured
+    ns, spread = out["initialize_parts_ns"], out["initialize_parts_spread_ns"]
+    assert set(ns) == {f"{v}/{p}" for p in PART_NS for v in ("original", "patched")}
+    # Interleaved rounds: the fake's drift is shared within a round, so the medians keep the fakes' order.
+    assert ns["original/initialize"] > ns["patched/initialize"] > ns["patched/to_underlying_arguments"]
+    assert "median" not in spread["patched/initialize"] and spread["patched/initialize"]["n"] == PLAN.rounds
+    assert spread["patched/initialize"]["q1"] <= ns["patched/initialize"] <= spread["patched/initialize"]["q3"]
+    parts = [c for c in runner.calls if c[0] == "part"]
+    assert len(parts) == PLAN.rounds * len(PART_NS) * 2
 
 
 def test_noise_floor_is_reported_for_each_experiment(measured: Any) -> None:

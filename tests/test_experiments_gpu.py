@@ -159,3 +159,30 @@ def test_each_prefix_removes_what_its_commit_removes(torch_sm90: Any) -> None:
                 assert was[group] > 0 and now[group] == 0, where
             else:
                 assert now[group] - was[group] == change, where
+
+
+# What one call of each initialize() piece makes, per call: (TMA encodes, cudaFuncSetAttribute calls).
+# The patched initialize() finds the smem attribute already set in this context (0007) and skips it.
+PART_CALLS = {"get_workspace_size": (0, 0), "can_implement": (0, 0), "to_underlying_arguments": (4, 0),
+              "initialize_workspace": (0, 0)}
+
+
+@pytest.mark.parametrize("variant, initialize_attributes", [("original", 1), ("patched", 0)])
+def test_initialize_parts_time_the_piece_they_name(torch_sm90: Any, variant: str, initialize_attributes: int) -> None:
+    ops, module = operands(torch_sm90), co.load("sm90", variant)
+    expected = {**PART_CALLS, "initialize": (4, initialize_attributes)}
+    assert set(module.initialize_parts) == set(expected)
+
+    def count(part: str, calls: int) -> tuple[int, int]:
+        with count_calls() as c:
+            assert module.initialize_part_ns(ops["a"], ops["b"], ops["d"], part, calls) > 0
+        return c.total(*TMA_ENCODES), c.total("cudaFuncSetAttribute")
+
+    count("initialize", 1)  # the first initialize() in this process and context sets the attribute once
+    for part, (encodes, attributes) in expected.items():
+        fewer, more = count(part, 10), count(part, 20)  # the same setup and warm-up: the difference is 10 calls
+        assert ((more[0] - fewer[0]) / 10, (more[1] - fewer[1]) / 10) == (encodes, attributes), part
+    with pytest.raises(ValueError, match="initialize_parts"):
+        module.initialize_part_ns(ops["a"], ops["b"], ops["d"], "run", 1)
+    with pytest.raises(ValueError, match="iterations"):
+        module.initialize_part_ns(ops["a"], ops["b"], ops["d"], "initialize", 0)

@@ -258,3 +258,16 @@ def test_stamp_git_state_without_a_repository(monkeypatch: pytest.MonkeyPatch, t
     assert stamp.git_state() == ("feedface", True)
     monkeypatch.delenv("CO_GIT_DIRTY")
     assert stamp.git_state() == ("feedface", None)
+
+
+def test_attribute_calls_are_priced_on_the_gemm_kernel_when_measured_there() -> None:
+    unit = {"cudaFuncSetAttribute(empty kernel)": 400.0, "cudaGetDevice": 50.0}
+    encodes = [{"ns": 90.0}, {"ns": 110.0}]
+    probe_priced = analysis.price_table(unit, encodes)
+    assert probe_priced["cudaFuncSetAttribute"]["ns"] == 400.0
+    assert probe_priced[analysis.ENCODE_API]["ns"] == 100.0
+    in_situ = {analysis.IN_SITU_GEMM_ATTRIBUTE[0]: 2000.0, analysis.IN_SITU_GEMM_ATTRIBUTE[1]: 2200.0,
+               "cudaFuncSetAttribute(empty kernel)": 380.0}
+    priced = analysis.price_table(unit, encodes, in_situ)
+    assert priced["cudaFuncSetAttribute"]["ns"] == 2100.0 and "GEMM's own kernel" in priced["cudaFuncSetAttribute"]["probe"]
+    assert priced["cudaGetDevice"] == probe_priced["cudaGetDevice"]

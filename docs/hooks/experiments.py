@@ -116,3 +116,19 @@ def table_in_situ(results: dict[str, Any]) -> str:
         rows.append([f"`{call}`", fmt_iqr(stat, "ns") if spread else "–", str(spread.get("n", "–")),
                      cell_ratio_iqr(ratio) if ratio else "–"])
     return md_table(["call (in a loop, same process)", "ns/call [IQR]", "rounds", "vs the empty kernel"], rows)
+
+
+def table_initialize_parts(results: dict[str, Any]) -> str:
+    """Each piece of initialize() timed alone (experiments.measure_initialize_parts), pristine and patched."""
+    medians, spreads = _need(results, "initialize_parts_ns"), _need(results, "initialize_parts_spread_ns")
+    parts = list(dict.fromkeys(k.split("/", 1)[1] for k in medians))
+
+    def cell(key: str) -> str:
+        if key not in medians:
+            return "–"
+        s = spreads.get(key) or {}
+        return fmt_iqr({"median": medians[key], "q1": s.get("q1", medians[key]), "q3": s.get("q3", medians[key])},
+                       "ns")
+
+    rows = [[f"`{part}`", cell(f"original/{part}"), cell(f"patched/{part}")] for part in parts]
+    return md_table(["piece (one call, in a loop)", "pristine ns [IQR]", "patched ns [IQR]"], rows)

@@ -150,6 +150,9 @@ class Run:
     def table_in_situ(self) -> str:
         return experiments.table_in_situ(self.results)
 
+    def table_initialize_parts(self) -> str:
+        return experiments.table_initialize_parts(self.results)
+
     def table_sync_timings(self) -> str:
         """Loop times with a sync per call: the host waits for the kernel, so these are never host times."""
         timings = self.need("timings")

@@ -13,7 +13,8 @@ per round, and published beside the run's A/A noise floor (the same block timed 
              each layer, outside the timed span), and loop and GPU us per layer (host- or GPU-bound).
 * in_situ_ns cudaFuncSetAttribute with the adapter's own arguments on the GEMM's own kernel vs an empty one.
 
-Result keys: "ablation", "layer", "noise_floor", "in_situ_ns" (+ "in_situ_spread_ns"). Each quantity is
+Result keys: "ablation", "layer", "noise_floor", "in_situ_ns" (+ "in_situ_spread_ns"), "initialize_parts_ns"
+(+ "initialize_parts_spread_ns"). Each quantity is
 recorded once (harness.Quantities). Only the SM90 twin has these entry points; on NVFP4 nothing is measured.
 """
 
@@ -87,6 +88,10 @@ class Runner(Protocol):
                     drain: bool) -> dict[str, Any]: ...
 
     def func_attribute_ns(self, attribute: str, gemm_kernel: bool, iterations: int) -> float: ...
+
+    def initialize_parts(self) -> tuple[str, ...]: ...
+
+    def initialize_part_ns(self, variant: str, part: str, iterations: int) -> float: ...
 
     def counts(self, configs: Sequence[tuple[str, str, int]], calls: int) -> dict[str, dict[str, float]]: ...
 
@@ -206,13 +211,27 @@ def measure_in_situ(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> tupl
                  if "GEMM kernel" in k else None} for k, s in spreads.items()})
 
 
+def measure_initialize_parts(runner: Runner, plan: ExperimentPlan,
+                             seed: int = 0) -> tuple[dict[str, float], dict[str, Any]]:
+    """Where the host time of one initialize() goes: each piece (the module's initialize_parts) timed alone,
+    pristine and patched, interleaved round by round. Keys "variant/part"."""
+    blocks = {f"{v}/{part}": (lambda v=v, part=part: runner.initialize_part_ns(v, part, plan.attribute_calls))
+              for part in runner.initialize_parts() for v in (PRISTINE, "patched")}
+    samples = harness.interleaved(blocks, plan.rounds, seed=seed)
+    spreads = {k: harness.spread(v) for k, v in samples.items()}
+    return ({k: s.median for k, s in spreads.items()},
+            {k: {"q1": s.q1, "q3": s.q3, "n": s.n} for k, s in spreads.items()})
+
+
 def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> dict[str, Any]:
     """Every experiment; returns the result keys (see the module docstring)."""
     q = harness.Quantities()
     ablation, ablation_noise = measure_ablation(runner, plan, q, seed)
     layer, layer_noise = measure_layer(runner, plan, q, seed)
     in_situ, in_situ_spread = measure_in_situ(runner, plan, seed)
+    parts, parts_spread = measure_initialize_parts(runner, plan, seed)
     return {"ablation": ablation, "layer": layer, "in_situ_ns": in_situ, "in_situ_spread_ns": in_situ_spread,
+            "initialize_parts_ns": parts, "initialize_parts_spread_ns": parts_spread,
             "noise_floor": {"ablation": {**ablation_noise.as_dict(), "block": f"{PRISTINE}/seed, operands unchanged"},
                             "layer": {**layer_noise.as_dict(), "block": f"{PRISTINE}/seed, M={LAYER_MS[0]}, host"}}}
 
@@ -255,6 +274,13 @@ class DeviceRunner:
 
     def func_attribute_ns(self, attribute: str, gemm_kernel: bool, iterations: int) -> float:
         return float(self._module(PRISTINE).func_attribute_ns(attribute, gemm_kernel, iterations))
+
+    def initialize_parts(self) -> tuple[str, ...]:
+        return tuple(self._module(PRISTINE).initialize_parts)
+
+    def initialize_part_ns(self, variant: str, part: str, iterations: int) -> float:
+        w = self.w
+        return float(self._module(variant).initialize_part_ns(w.a, w.b, w.d, part, iterations))
 
     def counts(self, configs: Sequence[tuple[str, str, int]], calls: int) -> dict[str, dict[str, float]]:
         """Counted in a child process: CUPTI, once used, slows every later CUDA call of its process."""
@@ -332,6 +358,7 @@ def summary_lines(out: dict[str, Any]) -> list[str]:
             lines.append(f"  {key:24s} {cell(row['host_us_per_layer'])} | {cell(row['loop_us_per_layer'])} | "
                          f"{cell(row['gpu_us_per_layer'])} | {row['bound']}")
     lines += [f"in situ: {k} = {v:.0f} ns" for k, v in out["in_situ_ns"].items()]
+    lines += [f"initialize part: {k} = {v:.0f} ns" for k, v in out["initialize_parts_ns"].items()]
     lines += [f"noise floor ({k}): A/A ratio {cell(v)}" for k, v in out["noise_floor"].items()]
     return lines
 

@@ -80,6 +80,8 @@ def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
     timelines = merge_child(ctx, results, out)
     results["encode_costs"] = run_step(results, "encode costs",
                                        lambda: timing.measure_encode_costs(ctx, results, (out or {}).get("encodes")))
+    # Before the attribution: it prices the attribute calls with the in-situ cost the experiments measure.
+    results.update(run_step(results, "experiments", lambda: experiments.measure(ctx, results)) or {})
     order = ctx.backend.phase_names()
     results["attribution"] = run_step(results, "attribution",
                                       lambda: analysis.attribution(results, timelines, order)) or {}
@@ -87,7 +89,6 @@ def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
     results["issue_shape_ratios"] = analysis.issue_shape_ratios(results)
     results["candidates_625"] = run_step(results, "candidates", lambda: analysis.candidates_625(results, ctx.gpu)) or []
     results["targets"] = run_step(results, "targets", lambda: analysis.targets(results))
-    results.update(run_step(results, "experiments", lambda: experiments.measure(ctx, results)) or {})
     return results
 
 

@@ -134,5 +134,21 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
       "attribute"_a, "gemm_kernel"_a, "iterations"_a,
       "Mean host ns of cudaFuncSetAttribute with the adapter's arguments, on this GEMM's kernel or an empty one.");
 
+  nb::list parts;
+  for (char const* part : co::sm90::kInitializeParts) parts.append(part);
+  m.attr("initialize_parts") = parts;
+
+  m.def("initialize_part_ns", [](Array a, Array b, Array d, std::string const& part, int iterations) {
+        co::sm90::Operands ops = operands(a, b, nb::none(), d, 1.f, 0.f);
+        bool known = false;
+        for (char const* p : co::sm90::kInitializeParts) known = known || part == p;
+        if (!known) co::py::fail_value("part must be one of initialize_parts, got '" + part + "'");
+        if (iterations < 1) co::py::fail_value("iterations must be >= 1");
+        nb::gil_scoped_release release;
+        return co::sm90::initialize_part_ns(ops, part.c_str(), iterations);
+      },
+      "a"_a, "b"_a, "d"_a, "part"_a, "iterations"_a,
+      "Mean host ns of one call of `part` (initialize_parts) with the seed's Arguments, after a first initialize().");
+
   m.def("params_bytes", &co::sm90::params_bytes, "sizeof(Gemm::Params): the kernel's parameter block.");
 }
