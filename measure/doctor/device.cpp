@@ -36,12 +36,12 @@ Device find_gpu() {
     die(3, std::string("no usable CUDA GPU is visible (cudaGetDeviceCount: ") +
                (e == cudaSuccess ? "0 devices" : cudaGetErrorName(e)) + ")");
   }
-  cudaGetDevice(&d.id);
+  check(cudaGetDevice(&d.id), "cudaGetDevice");
   cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, d.id);
+  check(cudaGetDeviceProperties(&prop, d.id), "cudaGetDeviceProperties");
   d.name = prop.name, d.major = prop.major, d.minor = prop.minor;
-  cudaDriverGetVersion(&d.driver);
-  cudaRuntimeGetVersion(&d.runtime);
+  check(cudaDriverGetVersion(&d.driver), "cudaDriverGetVersion");
+  check(cudaRuntimeGetVersion(&d.runtime), "cudaRuntimeGetVersion");
   return d;
 }
 

@@ -83,18 +83,20 @@ Evidence gather_evidence(Workload const& w, Options const& o, cudaStream_t s, Ch
   e.with_alloc = per_call([&] {
     w.run(s);
     void* p = nullptr;
-    cudaMalloc(&p, ws_bytes);
-    cudaFree(p);
+    check(cudaMalloc(&p, ws_bytes), "cudaMalloc (workspace)");
+    check(cudaFree(p), "cudaFree (workspace)");
   }, o.calls, o.rounds, nullptr);
 
   // Kernel-attribute calls: the GEMM's own kernel vs an empty kernel.
   e.gemm_kernel = api::kernel(w.ops);
   co::KernelHandle gemm_kernel = e.gemm_kernel;
   std::function<void()> attr_gemm = [gemm_kernel] {
-    cudaFuncSetAttribute(gemm_kernel.function, cudaFuncAttributeMaxDynamicSharedMemorySize, gemm_kernel.smem_bytes);
+    check(cudaFuncSetAttribute(gemm_kernel.function, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               gemm_kernel.smem_bytes), "cudaFuncSetAttribute (GEMM kernel)");
   };
   std::function<void()> attr_empty = [] {
-    cudaFuncSetAttribute(empty_kernel_function(), cudaFuncAttributeMaxDynamicSharedMemorySize, 0);
+    check(cudaFuncSetAttribute(empty_kernel_function(), cudaFuncAttributeMaxDynamicSharedMemorySize, 0),
+          "cudaFuncSetAttribute (empty kernel)");
   };
   std::function<void()> launch_empty = [s] { co::doctor::launch_empty(s); };
   e.attr_gemm_idle = per_call(attr_gemm, o.calls, o.rounds, nullptr);

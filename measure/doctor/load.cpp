@@ -26,10 +26,13 @@ Load::Load(bool copies, std::size_t bytes, double ms) {
   check(cudaStreamSynchronize(stream_.get()), "load copy");
   copy_ms_ = us_since(t0) / 1e3;
   int n = static_cast<int>(std::ceil(ms / std::max(copy_ms_, 0.01)));
-  for (int i = 0; i < std::min(n, 100000); ++i) cudaMemcpyAsync(dev, host_.get(), bytes, cudaMemcpyHostToDevice, stream_.get());
+  for (int i = 0; i < std::min(n, 100000); ++i) {
+    check(cudaMemcpyAsync(dev, host_.get(), bytes, cudaMemcpyHostToDevice, stream_.get()), "cudaMemcpyAsync (load)");
+  }
 }
 
-Load::~Load() { cudaStreamSynchronize(stream_.get()); }
+// A destructor cannot report: the copies' errors, if any, surface at the next checked call on the device.
+Load::~Load() { (void) cudaStreamSynchronize(stream_.get()); }
 
 UnderLoad under_load(bool copies, Workload const& w, Options const& o, cudaStream_t s,
                      std::function<void()> const& attr_gemm, std::function<void()> const& launch_empty) {

@@ -23,8 +23,10 @@ cudaError_t launch_empty(cudaStream_t stream) {
 }
 
 cudaError_t launch_spin(cudaStream_t stream, double ms) {
-  int khz = 0;
-  cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0);
+  int khz = 0, device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device);
+  if (e != cudaSuccess) return e;
   if (khz <= 0) khz = 1500000;
   spin_kernel<<<1, 32, 0, stream>>>(static_cast<long long>(ms * khz));
   return cudaGetLastError();

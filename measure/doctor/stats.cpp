@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "fail.h"
+
 namespace co::doctor {
 
 Spread spread(std::vector<double> v) {
@@ -22,19 +24,19 @@ Spread spread(std::vector<double> v) {
 
 Spread per_call(std::function<void()> const& fn, int calls, int rounds, cudaStream_t drain) {
   for (int i = 0; i < std::min(calls, 10); ++i) fn();
-  if (drain) cudaStreamSynchronize(drain);
+  if (drain) check(cudaStreamSynchronize(drain), "cudaStreamSynchronize (drain)");
   std::vector<double> v;
   for (int r = 0; r < rounds; ++r) {
     double total = 0;
     for (int i = 0; i < calls; ++i) {
-      if (drain) cudaStreamSynchronize(drain);
+      if (drain) check(cudaStreamSynchronize(drain), "cudaStreamSynchronize (drain)");
       Clock::time_point t0 = Clock::now();
       fn();
       total += us_since(t0);
     }
     v.push_back(total / calls);
   }
-  if (drain) cudaStreamSynchronize(drain);
+  if (drain) check(cudaStreamSynchronize(drain), "cudaStreamSynchronize (drain)");
   return spread(v);
 }
 
