@@ -54,6 +54,32 @@ def bar_tops(ax: Any) -> list[float]:
     return [tops[x] for x in sorted(tops)]
 
 
+def panels(fig: Any) -> list[Any]:
+    """The visible plotting axes of a figure (not the axes that only holds a legend)."""
+    return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "legend"]
+
+
+def legend_texts(fig: Any) -> set[str]:
+    return {t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()}
+
+
+def synthetic_timeline() -> list[dict[str, Any]]:
+    """Three seed calls: the first holds a long gap and a slow launch (one-time costs), the next two do not.
+    Each call's launch returns at 800, 817 and 839 us. SYNTHETIC."""
+    def call(t: float, launch_end: float) -> list[dict[str, Any]]:
+        return [{"kind": "runtime", "name": "cudaGetDriverEntryPoint", "start_us": t, "end_us": t + 2.0, "thread": 1},
+                {"kind": "driver", "name": "cuTensorMapEncodeTiled", "start_us": t + 3.0, "end_us": t + 4.0,
+                 "thread": 1},
+                {"kind": "runtime", "name": "cudaLaunchKernelExC", "start_us": t + 5.0, "end_us": launch_end,
+                 "thread": 1},
+                {"kind": "kernel", "name": "synthetic_kernel", "start_us": launch_end - 10.0,
+                 "end_us": launch_end + 12.0, "thread": 0}]
+
+    first = call(0.0, 800.0)
+    first.insert(1, {"kind": "driver", "name": "cuGetProcAddress", "start_us": 0.5, "end_us": 1.5, "thread": 1})
+    return first + call(810.0, 817.0) + call(832.0, 839.0)
+
+
 def synthetic_results() -> dict[str, Any]:
     """A hand-made results dict in the report's schema. SYNTHETIC numbers, not measurements."""
     phase_us = {p: float(i) for i, p in enumerate(PHASES)}
@@ -72,11 +98,9 @@ def synthetic_results() -> dict[str, Any]:
     sweep = [{"m": 128, "n": nk, "k": nk, "kernel_us": nk / 100, "variant": v, "mode": mode, "sync_each_call": sync,
               "host_us": 30.0, "loop_us": 35.0, "model_us": 30.0, "model": "max(kernel, host)"}
              for nk in (1024, 4096) for v, mode, sync in SWEEP_CONFIGS]
-    records = [{"kind": "runtime", "name": "cudaGetDriverEntryPoint", "start_us": 0.0, "end_us": 2.0, "thread": 1},
-               {"kind": "driver", "name": "cuGetProcAddress", "start_us": 0.5, "end_us": 1.5, "thread": 1},
-               {"kind": "driver", "name": "cuTensorMapEncodeTiled", "start_us": 3.0, "end_us": 4.0, "thread": 1},
-               {"kind": "runtime", "name": "cudaLaunchKernelExC", "start_us": 5.0, "end_us": 7.0, "thread": 1},
-               {"kind": "kernel", "name": "synthetic_kernel", "start_us": 8.0, "end_us": 20.0, "thread": 0}]
+    records = synthetic_timeline()
+    single = [{"kind": "runtime", "name": "cudaLaunchKernelExC", "start_us": 5.0, "end_us": 7.0, "thread": 1},
+              {"kind": "kernel", "name": "synthetic_kernel", "start_us": 8.0, "end_us": 20.0, "thread": 0}]
     return {
         "schema": 1,
         "stamp": dict(SYNTHETIC_STAMP),
@@ -89,8 +113,8 @@ def synthetic_results() -> dict[str, Any]:
         "unit_costs_ns": {"cudaGetDriverEntryPoint": 1000.0}, "encode_costs": [],
         "attribution": {"original/seed": [attribution_row], "patched/seed": [attribution_row]},
         "sweep": sweep,
-        "timeline": [{"variant": "original", "calls": 1, "records": records},
-                     {"variant": "patched", "calls": 1, "records": records[3:]}],
+        "timeline": [{"variant": "original", "calls": 3, "records": records},
+                     {"variant": "patched", "calls": 1, "records": single}],
         "candidates_625": [], "targets": {"patched_vs_floor": 2.0, "original_vs_patched": 2.0},
     }
 
@@ -130,38 +154,120 @@ def test_host_time_plot_stacks_the_phases_to_the_host_time() -> None:
 def test_sweep_plot_has_one_panel_per_config_with_its_numbers() -> None:
     results = synthetic_results()
     fig = plots.figure("sweep.png", results)
-    panels = [ax for ax in fig.axes if ax.get_visible()]
-    assert len(panels) == len(SWEEP_CONFIGS)
-    first = panels[0]
-    lines = {line.get_label(): list(line.get_ydata()) for line in first.get_lines()}
-    assert lines["kernel (CUPTI)"] == pytest.approx([10.24, 40.96])
-    assert lines["host per call"] == pytest.approx([30.0, 30.0])
-    assert lines["loop per iteration"] == pytest.approx([35.0, 35.0])
+    shown = panels(fig)
+    assert len(shown) == len(SWEEP_CONFIGS)
+    first = shown[0]
+    lines = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in first.get_lines()}
+    kernel = [10.24, 40.96]  # x: each shape's kernel time, so the issue's point (kernel, loop) can sit among them
+    assert lines["kernel (CUPTI)"] == (pytest.approx(kernel), pytest.approx(kernel))
+    assert lines["host per call"] == (pytest.approx(kernel), pytest.approx([30.0, 30.0]))
+    assert lines["loop per iteration"] == (pytest.approx(kernel), pytest.approx([35.0, 35.0]))
     assert first.get_title() == "original/seed, no sync"
+    assert [t.get_text() for t in shown[-1].get_xticklabels()] == ["128×1024×1024\n10.2 us", "128×4096×4096\n41 us"]
 
 
-def test_timeline_plot_draws_every_record_in_its_lane() -> None:
+def test_sweep_panels_share_one_log_y_axis() -> None:
+    fig = plots.figure("sweep.png", synthetic_results())
+    shown = panels(fig)
+    assert len(shown) > 1
+    for ax in shown:
+        assert ax.get_yscale() == "log" and ax.get_xscale() == "log"
+        assert shown[0].get_shared_y_axes().joined(shown[0], ax)
+        assert ax.get_ylim() == pytest.approx(shown[0].get_ylim())
+
+
+def test_sweep_marks_the_issues_reported_thor_point() -> None:
+    fig = plots.figure("sweep.png", synthetic_results())
+    for ax in panels(fig):
+        issue = [line for line in ax.get_lines() if "NVIDIA/cutlass#3003" in line.get_label()]
+        assert len(issue) == 1
+        assert list(issue[0].get_xdata()) == [91.0] and list(issue[0].get_ydata()) == [625.0]
+        label = issue[0].get_label()
+        assert "Jetson Thor" in label and "CUTLASS 4.3.5" in label and "not measured here" in label
+        low, high = ax.get_ylim()
+        assert low < 625.0 < high
+    assert any("NVIDIA/cutlass#3003" in t for t in legend_texts(fig))
+
+
+def test_timeline_plot_shows_the_steady_state_calls_in_their_lanes() -> None:
     results = synthetic_results()
     fig = plots.figure("timeline.png", results)
-    original, patched = fig.axes[:2]
-    assert (original.get_title(), patched.get_title()) == ("original: 1 seed calls", "patched: 1 seed calls")
+    original, patched = panels(fig)[:2]
+    assert original.get_title() == "original: seed calls 2–3 of 3 (steady state; the first call is left out)"
+    assert patched.get_title() == "patched: 1 seed call, the whole recording (calls not told apart)"
 
     def spans(ax: Any) -> int:
         return sum(len(c.get_paths()) for c in ax.collections)
 
-    assert spans(original) == 5 and spans(patched) == 2  # records, of which patched got the last two
-    legend = {t.get_text() for t in original.get_legend().get_texts()}
-    assert legend == {"entry-point lookups", "TMA descriptor encodes", "kernel launches", "kernels"}
+    # original: the 4 records of each later call (the first call's 5, kernel included, are cut); patched: both.
+    assert spans(original) == 8 and spans(patched) == 2
+    assert legend_texts(fig) == {"entry-point lookups", "TMA descriptor encodes", "kernel launches", "kernels"}
 
 
-def test_attribution_plot_shows_measured_explained_and_remainder() -> None:
+def test_timeline_starts_after_the_first_call() -> None:
+    fig = plots.figure("timeline.png", synthetic_results())
+    original, patched = panels(fig)[:2]
+    # The first call ends when its launch returns, at 800 us; one scale (us per panel) in both panels.
+    assert original.get_xlim()[0] == pytest.approx(800.0)
+    assert patched.get_xlim()[0] == pytest.approx(5.0)  # one call only: the whole recording
+    width = [ax.get_xlim()[1] - ax.get_xlim()[0] for ax in (original, patched)]
+    assert width[0] == pytest.approx(width[1])
+
+
+def test_timeline_shows_the_first_calls_cost_apart() -> None:
+    fig = plots.figure("timeline.png", synthetic_results())
+    found = [ax for ax in panels(fig) if ax.get_title().startswith("The first recorded call")]
+    assert len(found) == 1
+    first_calls = found[0]
+    labels = [t.get_text() for t in first_calls.get_yticklabels()]
+    assert labels == ["original: first call", "original: calls 2–3, median"]
+    # first call: 0 to 800 us; later calls, launch return to launch return: 17 and 22 us, median 19.5.
+    assert sorted(p.get_width() for p in first_calls.patches) == pytest.approx([19.5, 800.0])
+    assert {t.get_text() for t in first_calls.texts} == {" 800 us", " 20 us"}
+
+
+def test_call_ends_take_the_outer_launch_and_give_up_on_a_mismatch() -> None:
+    entry = {"variant": "x", "calls": 3, "records": synthetic_timeline()}
+    assert plots.call_ends(entry) == [800.0, 817.0, 839.0]
+    nested = {"kind": "driver", "name": "cuLaunchKernelEx", "start_us": 816.0, "end_us": 816.5, "thread": 1}
+    assert plots.call_ends({**entry, "records": entry["records"] + [nested]}) == [800.0, 817.0, 839.0]
+    assert plots.call_ends({**entry, "calls": 2}) is None
+    assert plots.first_call_split({**entry, "calls": 1}) is None
+
+
+def test_attribution_plot_is_one_horizontal_bar_per_variant() -> None:
     results = synthetic_results()
+    results["attribution"]["direct/seed"] = results["attribution"]["original/seed"]  # not timed: phases' sum
     fig = plots.figure("attribution.png", results)
-    ax = fig.axes[0]
-    assert ax.get_title().startswith("original/seed")
-    heights = sorted(p.get_height() for p in ax.patches)
-    assert heights == pytest.approx([-1.0, 3.0, 3.0])  # entry-point lookups 3 us, encodes 3 us, remainder -1 us
-    assert "5.00" in [t.get_text() for t in ax.texts]  # the measured phase time
+    ax = panels(fig)[0]
+    assert len(panels(fig)) == 1  # every variant in one axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["original/seed", "patched/seed", "direct/seed"]
+    rows: dict[int, list[Any]] = {}
+    for patch in ax.patches:
+        assert patch.get_height() == pytest.approx(0.6)  # horizontal bars: a fixed height, lengths along x
+        rows.setdefault(round(patch.get_y() + patch.get_height() / 2), []).append(patch)
+    assert sorted(rows) == [0, 1, 2]
+    # Entry-point lookups 3 us and encodes 3 us, then the rest up to the measured host time (40 and 20 us).
+    assert sorted(p.get_width() for p in rows[0]) == pytest.approx([3.0, 3.0, 34.0])
+    assert sorted(p.get_width() for p in rows[1]) == pytest.approx([3.0, 3.0, 14.0])
+    assert [max(p.get_x() + p.get_width() for p in rows[y]) for y in (0, 1)] == pytest.approx([40.0, 20.0])
+    # direct/seed has no timing: its total is the measured phases' 5 us, below the 6 us priced, so no rest
+    # segment but a mark at 5 us.
+    assert sorted(p.get_width() for p in rows[2]) == pytest.approx([3.0, 3.0])
+    assert [list(line.get_xdata()) for line in ax.get_lines()] == [[5.0, 5.0]]
+    found = [t.get_text() for t in ax.texts]
+    assert {" 40.0 us", " 20.0 us", " 5.0 us (sum of the phases)"} <= set(found)
+    assert "34.0" in found  # the rest, in us
+    assert {"entry-point lookups", "TMA descriptor encodes", plots.REST, plots.OVERPRICED} == legend_texts(fig)
+
+
+def test_changed_plots_fit_a_phone() -> None:
+    results = synthetic_results()
+    for name in ("sweep.png", "timeline.png", "attribution.png"):
+        assert plots.figure_size(name, results)[0] <= 8.5, name
+        for ax in panels(plots.figure(name, results)):
+            sizes = [t.get_fontsize() for t in ax.get_yticklabels() + ax.get_xticklabels()]
+            assert min(sizes, default=8) >= 7, name
 
 
 def test_every_plot_is_stamped_with_its_source() -> None:

@@ -14,6 +14,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 Results = dict[str, Any]
@@ -186,46 +187,112 @@ def plot_host_time(fig: Any, results: Results) -> None:
 
 # ---- sweep.png ------------------------------------------------------------------------------------------
 
+# Where the issue's own point was measured; its numbers are in issue.py (the report's only unmeasured numbers).
+ISSUE_MACHINE = "Jetson Thor, CUTLASS 4.3.5"
+ISSUE_COLOR = "#d62728"
+SWEEP_COLORS = {"host": "#1f77b4", "loop": "#ff7f0e", "model": "#2ca02c"}
+
+
+def issue_point() -> tuple[str, float, float] | None:
+    """(label, kernel us, loop us) as the issue reports them (not measured here); None outside the package."""
+    try:
+        from .issue import ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US
+    except ImportError:  # plots.py loaded on its own, as tests/test_docs.py does
+        return None
+    label = (f"{ISSUE} as reported there ({ISSUE_MACHINE}), not measured here:\n"
+             f"kernel {ISSUE_KERNEL_US:g} us, loop {ISSUE_LOOP_US:g} us per iteration")
+    return label, ISSUE_KERNEL_US, ISSUE_LOOP_US
+
 
 def sweep_configs(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, bool]]:
     return list(dict.fromkeys((r["variant"], r["mode"], bool(r["sync_each_call"])) for r in rows))
 
 
+def sweep_shapes(rows: Sequence[dict[str, Any]]) -> list[tuple[float, str]]:
+    """(kernel us, 'MxNxK') of each shape in the sweep, by kernel time."""
+    shapes = {(r["m"], r["n"], r["k"]): r["kernel_us"] for r in rows}
+    return sorted((us, f"{m}×{n}×{k}") for (m, n, k), us in shapes.items())
+
+
 def plot_sweep_panel(ax: Any, rows: Sequence[dict[str, Any]], config: tuple[str, str, bool]) -> None:
-    mine = [r for r in rows if (r["variant"], r["mode"], bool(r["sync_each_call"])) == config]
-    labels = [f"{r['m']}×{r['n']}×{r['k']}" for r in mine]
-    x = range(len(mine))
-    ax.plot(x, [r["kernel_us"] for r in mine], "s-", color=KERNEL_COLOR, label="kernel (CUPTI)")
+    """One config's rows over the kernel time of each shape (x); kernel, host, loop and model times (y)."""
+    mine = sorted((r for r in rows if (r["variant"], r["mode"], bool(r["sync_each_call"])) == config),
+                  key=lambda r: r["kernel_us"])
+    x = [r["kernel_us"] for r in mine]
     variant, mode, sync = config
+    ax.plot(x, x, "s-", color=KERNEL_COLOR, markersize=4, label="kernel (CUPTI)")
     host_label = "host per call (includes the wait)" if sync else "host per call"
-    ax.plot(x, [r["host_us"] for r in mine], "o-", label=host_label)
-    ax.plot(x, [r["loop_us"] for r in mine], "^-", label="loop per iteration")
-    ax.plot(x, [r["model_us"] for r in mine], "v--", label=f"model: {mine[0].get('model', '')}")
-    ax.set_xticks(list(x), labels, rotation=20, ha="right", fontsize=8)
-    ax.set_yscale("log")
-    ax.set_ylabel("us")
+    ax.plot(x, [r["host_us"] for r in mine], "o-", color=SWEEP_COLORS["host"], markersize=4, label=host_label)
+    ax.plot(x, [r["loop_us"] for r in mine], "^-", color=SWEEP_COLORS["loop"], markersize=5,
+            label="loop per iteration")
+    ax.plot(x, [r["model_us"] for r in mine], "v--", color=SWEEP_COLORS["model"], markersize=4,
+            label=f"model: {mine[0].get('model', '')}")
     ax.set_title(f"{variant}/{mode}" + (", sync after every call" if sync else ", no sync"), fontsize=10)
-    ax.legend(fontsize=7)
     ax.grid(True, which="both", alpha=0.3)
 
 
+def plot_issue_point(ax: Any, point: tuple[str, float, float]) -> None:
+    label, kernel_us, loop_us = point
+    ax.plot([kernel_us], [loop_us], "*", color=ISSUE_COLOR, markersize=12, markeredgecolor="k",
+            markeredgewidth=0.5, linestyle="none", label=label, zorder=4)
+    ax.annotate("issue (Thor)", (kernel_us, loop_us), xytext=(-6, 0), textcoords="offset points", ha="right",
+                va="center", fontsize=8, color=ISSUE_COLOR)
+
+
 def plot_sweep(fig: Any, results: Results) -> None:
+    """One panel per config on shared log-log axes: x is the kernel time of each shape, so the issue's point
+    (kernel 91 us, loop 625 us, reported on a Thor) sits beside the shape whose kernel takes about as long."""
+    from matplotlib.ticker import FuncFormatter, NullLocator
+
     rows = results.get("sweep") or []
     if not rows:
         return no_data(fig, "no size sweep in this results.json")
     configs = sweep_configs(rows)
     ncols = min(2, len(configs))
-    axes = fig.subplots(math.ceil(len(configs) / ncols), ncols, squeeze=False).ravel()
+    nrows = math.ceil(len(configs) / ncols)
+    grid = fig.add_gridspec(nrows + 1, ncols, height_ratios=[0.9] + [3.0] * nrows)
+    legend_ax = fig.add_subplot(grid[0, :])
+    axes: list[Any] = []
+    for i in range(nrows * ncols):
+        share = axes[0] if axes else None
+        axes.append(fig.add_subplot(grid[1 + i // ncols, i % ncols], sharex=share, sharey=share))
+    point = issue_point()
     for ax, config in zip(axes, configs):
         plot_sweep_panel(ax, rows, config)
+        if point:
+            plot_issue_point(ax, point)
+    axes[0].set_xscale("log")
+    axes[0].set_yscale("log")  # shared: every panel has the same log y (and log x) axis
+    shapes = sweep_shapes(rows)
+    axes[0].set_xticks([us for us, _ in shapes], [f"{name}\n{us:.3g} us" for us, name in shapes])
+    axes[0].xaxis.set_minor_locator(NullLocator())
+    axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    for i, ax in enumerate(axes):
+        bottom = i + ncols >= len(configs)
+        ax.tick_params(axis="x", labelbottom=bottom, labelsize=7, labelrotation=90 if bottom else 0)
+        ax.tick_params(axis="y", labelleft=i % ncols == 0, labelsize=8)
+        if i % ncols == 0:
+            ax.set_ylabel("us per call (log)", fontsize=9)
+        if bottom:
+            ax.set_xlabel("kernel time per call (CUPTI), shape M×N×K (log)", fontsize=9)
     for ax in axes[len(configs):]:
         ax.set_visible(False)
-    fig.suptitle("Loop time vs host and kernel time over shapes (MxNxK), with the model's prediction")
+    legend_ax.axis("off")
+    legend_ax.set_label("legend")
+    handles: dict[str, Any] = {}
+    for ax in axes[:len(configs)]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    legend_ax.legend(handles.values(), handles.keys(), fontsize=8, ncol=2, loc="center", frameon=False)
+    fig.suptitle("Host and loop time per call over the shapes of the sweep (shared log axes)", fontsize=11)
 
 
 # ---- timeline.png ---------------------------------------------------------------------------------------
 
 LANES: tuple[tuple[str, str], ...] = (("runtime", "runtime API"), ("driver", "driver API"), ("kernel", "kernels"))
+LAUNCH_GROUP = "kernel launches"
+FIRST_CALL_COLOR = "#c44e52"
+STEADY_COLOR = "#4c72b0"
 
 
 def record_color(record: dict[str, Any]) -> Any:
@@ -240,25 +307,85 @@ def timeline_entries(results: Results) -> list[dict[str, Any]]:
     return preferred or entries[:2]
 
 
-def plot_timeline_panel(ax: Any, entry: dict[str, Any], min_width: float) -> set[str]:
+def call_ends(entry: dict[str, Any]) -> list[float] | None:
+    """When each recorded call ends: the return of its last kernel-launch API call (the outermost, where a
+    runtime launch wraps a driver one). None where the launches do not split evenly into entry['calls']."""
+    calls = entry.get("calls")
+    launches = sorted((r for r in entry["records"] if r["kind"] in ("runtime", "driver")
+                       and api_group(r["name"], r["kind"]) == LAUNCH_GROUP), key=lambda r: r["start_us"])
+
+    def inside(j: int, i: int) -> bool:  # launch j wraps launch i (the earlier of two equal spans wraps)
+        o, r = launches[j], launches[i]
+        same = (o["start_us"], o["end_us"]) == (r["start_us"], r["end_us"])
+        return j != i and o["start_us"] <= r["start_us"] and r["end_us"] <= o["end_us"] and (not same or j < i)
+
+    outer = [r for i, r in enumerate(launches) if not any(inside(j, i) for j in range(len(launches)))]
+    if not calls or not outer or len(outer) % calls:
+        return None
+    per = len(outer) // calls
+    return [outer[(i + 1) * per - 1]["end_us"] for i in range(calls)]
+
+
+def first_call_split(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The first call (from the first record to its launch's return) and the later calls (launch return to
+    launch return), in this recording; None with fewer than two calls told apart."""
+    ends = call_ends(entry)
+    if not ends or len(ends) < 2:
+        return None
+    first = ends[0] - min(r["start_us"] for r in entry["records"])
+    steady = [b - a for a, b in zip(ends, ends[1:])]
+    return {"start_us": ends[0], "first_us": first, "steady_us": steady, "steady_median_us": median(steady)}
+
+
+def plot_timeline_panel(ax: Any, entry: dict[str, Any], start: float, min_width: float) -> set[str]:
+    """The records that start at or after `start` (the steady-state window), in their lanes."""
     lanes = {kind: len(LANES) - 1 - i for i, (kind, _) in enumerate(LANES)}
     spans: dict[tuple[int, Any], list[tuple[float, float]]] = {}
     groups: set[str] = set()
     for r in entry["records"]:
         lane = lanes.get(r["kind"])
-        if lane is None:
+        if lane is None or r["start_us"] < start:
             continue
         color = record_color(r)
         groups.add("kernels" if r["kind"] == "kernel" else api_group(r["name"], r["kind"]))
         spans.setdefault((lane, color), []).append((r["start_us"], max(r["end_us"] - r["start_us"], min_width)))
     for (lane, color), xs in spans.items():
         ax.broken_barh(xs, (lane - 0.4, 0.8), facecolors=[color])
-    ax.set_yticks([lanes[k] for k, _ in LANES], [label for _, label in LANES], fontsize=9)
+    ax.set_yticks([lanes[k] for k, _ in LANES], [label for _, label in LANES], fontsize=8)
     ax.set_ylim(-0.6, len(LANES) - 0.4)
-    calls = entry.get("calls")
-    ax.set_title(f"{entry['variant']}: {calls} seed calls" if calls else entry["variant"], fontsize=10)
+    ax.tick_params(axis="x", labelsize=8)
     ax.grid(True, axis="x", alpha=0.3)
     return groups
+
+
+def timeline_title(entry: dict[str, Any], split: dict[str, Any] | None) -> str:
+    calls = entry.get("calls")
+    if split:
+        return f"{entry['variant']}: seed calls 2–{calls} of {calls} (steady state; the first call is left out)"
+    if calls:
+        return (f"{entry['variant']}: {calls} seed call{'s' if calls != 1 else ''}, the whole recording"
+                " (calls not told apart)")
+    return f"{entry['variant']}: the whole recording"
+
+
+def plot_first_calls(ax: Any, entries: Sequence[dict[str, Any]], splits: Sequence[dict[str, Any] | None]) -> None:
+    """Host time of the first call beside the median of the later ones, per variant, from the same recording."""
+    rows: list[tuple[str, float, Any]] = []
+    for entry, split in zip(entries, splits):
+        if split:
+            calls = entry.get("calls")
+            rows.append((f"{entry['variant']}: first call", split["first_us"], FIRST_CALL_COLOR))
+            rows.append((f"{entry['variant']}: calls 2–{calls}, median", split["steady_median_us"], STEADY_COLOR))
+    for y, (_, us, color) in enumerate(rows):
+        ax.barh(y, us, height=0.7, color=color)
+        ax.text(us, y, f" {us:.0f} us", va="center", fontsize=8)
+    ax.set_yticks(range(len(rows)), [label for label, _, _ in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(us for _, us, _ in rows) * 1.15)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel("host us per call in this recording (CUPTI on): from its kernel launch's return to the next;\n"
+                  "the first call from the first recorded API call", fontsize=8)
+    ax.set_title("The first recorded call (it holds one-time costs) vs the later calls", fontsize=10)
 
 
 def timeline_legend(ax: Any, groups: Iterable[str]) -> None:
@@ -266,24 +393,44 @@ def timeline_legend(ax: Any, groups: Iterable[str]) -> None:
 
     names = [g for g in GROUP_NAMES if g in groups] + (["kernels"] if "kernels" in groups else [])
     handles = [Patch(color=KERNEL_COLOR if g == "kernels" else group_color(g), label=g) for g in names]
-    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.legend(handles=handles, fontsize=8, ncol=3, loc="center", frameon=False)
 
 
 def plot_timeline(fig: Any, results: Results) -> None:
+    """Each variant's steady-state calls (the first call, with its one-time costs, cut off), all at one scale
+    (us per inch), and the first call's host time beside the later calls' median in a panel of its own."""
     entries = timeline_entries(results)
     if not entries:
         return no_data(fig, "no timeline in this results.json")
-    end = max(r["end_us"] for e in entries for r in e["records"])
-    axes = fig.subplots(len(entries), 1, sharex=True, squeeze=False)[:, 0]
+    splits = [first_call_split(e) for e in entries]
+    windows = [(s["start_us"] if s else min(r["start_us"] for r in e["records"]),
+                max(r["end_us"] for r in e["records"])) for e, s in zip(entries, splits)]
+    width = max(end - start for start, end in windows) or 1.0
+    n_split = sum(1 for s in splits if s)
+    ratios = [0.55] + [2.0] * len(entries) + ([0.6 + 0.35 * n_split] if n_split else [])
+    grid = fig.add_gridspec(len(ratios), 1, height_ratios=ratios)
+    legend_ax = fig.add_subplot(grid[0])
+    axes = [fig.add_subplot(grid[1 + i]) for i in range(len(entries))]
     groups: set[str] = set()
-    for ax, entry in zip(axes, entries):
-        groups |= plot_timeline_panel(ax, entry, end / 2000)
-    timeline_legend(axes[0], groups)
-    axes[-1].set_xlabel("us from the first recorded call (CUPTI activity clock)")
-    fig.suptitle(f"API calls and kernels of consecutive seed calls, {shape_text(results)}")
+    for ax, entry, split, (start, _) in zip(axes, entries, splits, windows):
+        groups |= plot_timeline_panel(ax, entry, start if split else -math.inf, width / 1500)
+        ax.set_xlim(start, start + width * 1.02)
+        ax.set_title(timeline_title(entry, split), fontsize=10)
+    axes[-1].set_xlabel("us from the first recorded API call (CUPTI activity clock); one scale in every panel",
+                        fontsize=8)
+    if n_split:
+        plot_first_calls(fig.add_subplot(grid[1 + len(entries)]), entries, splits)
+    legend_ax.axis("off")
+    legend_ax.set_label("legend")
+    timeline_legend(legend_ax, groups)
+    fig.suptitle(f"API calls and kernels of consecutive seed calls, {shape_text(results)}", fontsize=11)
 
 
 # ---- attribution.png ------------------------------------------------------------------------------------
+
+PRICED = "count × unit cost per API group"
+REST = "unexplained rest (measured - priced)"
+OVERPRICED = "measured (less than the priced sum)"
 
 
 def explained_by_group(rows: Sequence[dict[str, Any]]) -> dict[str, list[float]]:
@@ -294,39 +441,67 @@ def explained_by_group(rows: Sequence[dict[str, Any]]) -> dict[str, list[float]]
     return stacks
 
 
-def plot_attribution_panel(ax: Any, key: str, rows: Sequence[dict[str, Any]]) -> None:
-    x = list(range(len(rows)))
-    bottoms = [0.0] * len(rows)
-    for group, values in explained_by_group(rows).items():
-        if any(values):
-            ax.bar(x, values, bottom=bottoms, color=group_color(group), label=f"explained: {group}", width=0.6)
-            bottoms = [b + v for b, v in zip(bottoms, values)]
-    remainder = [r["remainder_us"] for r in rows]
-    ax.bar(x, remainder, bottom=bottoms, width=0.6, facecolor="none", edgecolor="0.3", hatch="///",
-           label="remainder (measured - explained)")
-    measured = [r["measured_us"] for r in rows]
-    ax.scatter(x, measured, marker="_", s=500, color="k", zorder=3, label="measured phase time")
-    for xi, m in zip(x, measured):
-        ax.text(xi, m, f"{m:.2f}", ha="center", va="bottom", fontsize=7)
-    ax.axhline(0, color="0.5", linewidth=0.5)
-    ax.set_xticks(x, [r["phase"] for r in rows], rotation=15, fontsize=8)
-    ax.set_ylabel("us per call")
-    ax.set_title(f"{key}: API count × unit cost vs the measured phase time", fontsize=10)
+def attribution_bars(results: Results) -> list[dict[str, Any]]:
+    """Per attributed variant: the priced us per API group (count × unit cost, summed over the phases), the
+    measured host us per call (timings; the sum of the measured phases where the key was not timed) and the
+    rest (measured - priced)."""
+    timings = results.get("timings") or {}
+    bars = []
+    for key, rows in (results.get("attribution") or {}).items():
+        if not rows:
+            continue
+        priced = {g: sum(v) for g, v in explained_by_group(rows).items() if sum(v) > 0}
+        host = (timings.get(key) or {}).get("host_us")
+        total = host if host is not None else sum(r["measured_us"] for r in rows)
+        bars.append({"key": key, "priced": priced, "measured_us": total,
+                     "measured": "host time" if host is not None else "sum of the phases",
+                     "rest_us": total - sum(priced.values())})
+    return bars
 
 
 def plot_attribution(fig: Any, results: Results) -> None:
-    attribution = {k: v for k, v in (results.get("attribution") or {}).items() if v}
-    if not attribution:
+    """One horizontal bar per variant: the priced API groups, then the unexplained rest, to the measured host
+    time per call."""
+    bars = attribution_bars(results)
+    if not bars:
         return no_data(fig, "no attribution in this results.json")
-    axes = fig.subplots(len(attribution), 1, squeeze=False)[:, 0]
-    for ax, (key, rows) in zip(axes, attribution.items()):
-        plot_attribution_panel(ax, key, rows)
-    handles: dict[str, Any] = {}
-    for ax in axes:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(label, handle)
-    axes[0].legend(handles.values(), handles.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.suptitle(f"Where the host time goes, {shape_text(results)}")
+    grid = fig.add_gridspec(2, 1, height_ratios=[0.8 + 0.55 * len(bars), 1.1])
+    ax = fig.add_subplot(grid[0])
+    xmax = max(max(b["measured_us"], sum(b["priced"].values())) for b in bars)
+    for y, bar in enumerate(bars):
+        left = 0.0
+        for group, us in bar["priced"].items():
+            ax.barh(y, us, left=left, height=0.6, color=group_color(group), edgecolor="white", linewidth=0.5,
+                    label=group)
+            if us >= 0.07 * xmax:
+                ax.text(left + us / 2, y, f"{us:.1f}", ha="center", va="center", fontsize=7, color="white")
+            left += us
+        rest = bar["rest_us"]
+        if rest > 0:
+            ax.barh(y, rest, left=left, height=0.6, facecolor="white", edgecolor="0.35", hatch="///",
+                    linewidth=0.5, label=REST)
+            if rest >= 0.07 * xmax:
+                ax.text(left + rest / 2, y, f"{rest:.1f}", ha="center", va="center", fontsize=7,
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+        else:
+            ax.plot([bar["measured_us"]] * 2, [y - 0.4, y + 0.4], color="k", linewidth=1.5, label=OVERPRICED)
+        suffix = " us" if bar["measured"] == "host time" else " us (sum of the phases)"
+        ax.text(max(bar["measured_us"], left), y, f" {bar['measured_us']:.1f}{suffix}", va="center", fontsize=8)
+    ax.set_yticks(range(len(bars)), [b["key"] for b in bars], fontsize=9)
+    ax.invert_yaxis()
+    ax.set_xlim(0, xmax * 1.2)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel("us per GEMM call; a bar's length is the measured host time per call (median of repeats)",
+                  fontsize=9)
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.set_title("API count × unit cost, by API group, and the unexplained rest", fontsize=10)
+    legend_ax = fig.add_subplot(grid[1])
+    legend_ax.axis("off")
+    legend_ax.set_label("legend")
+    handles = dict(zip(*reversed(ax.get_legend_handles_labels())))
+    legend_ax.legend(handles.values(), handles.keys(), fontsize=8, ncol=2, loc="upper center", frameon=False,
+                     title=PRICED + ", then the rest", title_fontsize=8)
+    fig.suptitle(f"Where the host time goes, {shape_text(results)}", fontsize=11)
 
 
 # ---- Driver -------------------------------------------------------------------------------------------
@@ -339,12 +514,13 @@ def figure_size(name: str, results: Results) -> tuple[float, float]:
         "timeline.png": len(timeline_entries(results)),
         "attribution.png": len([v for v in (results.get("attribution") or {}).values() if v]),
     }
+    first_calls = sum(1 for e in timeline_entries(results) if first_call_split(e))
     sizes = {
         "counts_by_phase.png": (14.0, 6.0),
         "host_time.png": (11.0, 2.0 + 0.45 * max(rows, 1)),
-        "sweep.png": (12.0, 1.0 + 4.0 * max(panels["sweep.png"], 1)),
-        "timeline.png": (14.0, 1.2 + 2.4 * max(panels["timeline.png"], 1)),
-        "attribution.png": (12.0, 1.0 + 3.6 * max(panels["attribution.png"], 1)),
+        "sweep.png": (8.0, 2.6 + 3.2 * max(panels["sweep.png"], 1)),
+        "timeline.png": (8.0, 2.2 + 2.0 * panels["timeline.png"] + 0.5 * first_calls),
+        "attribution.png": (8.0, 2.6 + 0.5 * max(panels["attribution.png"], 1)),
     }
     return sizes[name]
 
