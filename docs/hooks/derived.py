@@ -17,6 +17,9 @@ API_GROUPS: dict[str, tuple[str, ...]] = {
                        "cuDeviceGetAttribute", "cuCtxGetDevice"),
 }
 GROUPS = (*API_GROUPS, "other_runtime", "other_driver")
+# The series' targets (issue 8 of this repository), set before any measurement: the patched run(stream) at most
+# this many times a bare launch with a Params-sized argument block.
+TARGETS = {"run_stream_vs_bare_launch": 1.2}
 # The calls the issue blames, and the ones a descriptor build makes (the "descriptor path").
 DESCRIPTOR_GROUPS = ("lookups", "encodes", "version_queries")
 
@@ -108,6 +111,7 @@ def derive(results: dict[str, Any]) -> dict[str, Any]:
                       / max(d["calls"]["original/seed"]["total"]["encodes"], 1.0)}
     d["ablation_steps"] = ablation_steps(results)
     d["ablation_variant"] = ablation_variant_by_patch(results)
+    d["targets"] = TARGETS
     return d
 
 
