@@ -9,7 +9,8 @@
 # Environment: SERIES (default series-v<version> if present, else series), LABEL, JOBS, GOOGLETEST_DIR
 #   (default /usr/src/googletest: googletest from the distribution's package, never downloaded),
 #   CUDA_ARCHS (default 90a), STUB_LIBCUDA=1 (link against a stub libcuda.so.1 on a machine without a driver),
-#   TARGETS (default: every target the series adds), WORK_DIR.
+#   TARGETS (default: every target the series adds or adds a test to), WORK_DIR, RUN=1 (also run each built
+#   binary, on a machine with a GPU; the gtest summary lines go to the log).
 set -uo pipefail
 src=${1:?usage: scripts/cutlass-cmake-targets.sh CUTLASS_CHECKOUT OUT_DIR}
 out=${2:?usage: scripts/cutlass-cmake-targets.sh CUTLASS_CHECKOUT OUT_DIR}
@@ -24,7 +25,7 @@ fi
 label=${LABEL:-$version}
 log=$out/cutlass-cmake-targets-$label.log
 work=${WORK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/cutlass-cmake.XXXXXX")}
-TARGETS=${TARGETS:-"cutlass_test_unit_cute_hopper_tma_host_encode cutlass_test_unit_gemm_device_universal_adapter_host_sm90 cutlass_test_unit_gemm_device_universal_adapter_device_reset_sm90 cutlass_test_unit_gemm_device_universal_adapter_host_adapter_sm90"}
+TARGETS=${TARGETS:-"cutlass_test_unit_cute_hopper_tma_host_encode cutlass_test_unit_cluster_launch cutlass_test_unit_util cutlass_test_unit_gemm_device_universal_adapter_host_sm90 cutlass_test_unit_gemm_device_universal_adapter_device_reset_sm90 cutlass_test_unit_gemm_device_universal_adapter_host_adapter_sm90"}
 say() { echo "$*" | tee -a "$log"; }
 
 : > "$log"
@@ -41,7 +42,11 @@ if [ "${STUB_LIBCUDA:-0}" = 1 ]; then
   mkdir -p "$work/stub"
   # Every function cuda.h declares, under the names its macros give them (cuCtxCreate -> cuCtxCreate_v4), as a
   # function that fails: enough to link, never run.
-  echo '#include <cuda.h>' | gcc -E -I"$(dirname "$(command -v nvcc)")/../include" - |
+  cuda_include=${CUDA_INCLUDE:-}
+  for d in "$(dirname "$(readlink -f "$(command -v nvcc)")")/../include" /usr/local/cuda/include; do
+    [ -z "$cuda_include" ] && [ -f "$d/cuda.h" ] && cuda_include=$d
+  done
+  echo '#include <cuda.h>' | gcc -E -I"$cuda_include" - |
     grep -o '^CUresult  *cu[A-Za-z0-9_]* *(' | sed 's/^CUresult  *//; s/ *($//' | sort -u |
     sed 's/.*/int &(void) { return 999; }/' > "$work/stub/libcuda.c"
   gcc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$work/stub/libcuda.so" "$work/stub/libcuda.c" || exit 1
@@ -68,5 +73,18 @@ for t in $TARGETS; do
   [ -n "$bin" ] || status=1
 done
 say "build: $(( $(date +%s) - start )) s"
+if [ "${RUN:-0}" = 1 ]; then
+  say ""
+  say "## run: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | paste -sd';')"
+  for t in $TARGETS; do
+    bin=$(find "$work/build/test" -type f -name "$t" -perm -u+x | head -1)
+    [ -n "$bin" ] || continue
+    out_t=$( (cd "$(dirname "$bin")" && timeout 600 "$bin" --gtest_color=no) 2>&1)
+    rc=$?
+    echo "$out_t" > "$work/run-$t.log"
+    say "$t: rc $rc; $(echo "$out_t" | grep -E '^\[  (PASSED|FAILED|SKIPPED) \] [0-9]+ test' | paste -sd' ')"
+    [ $rc -eq 0 ] || status=1
+  done
+fi
 say "## result: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
 exit $status

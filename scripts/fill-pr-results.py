@@ -13,6 +13,7 @@ docs/results/h200-cutlass-tests/ and docs/results/h200/{pytest,memcheck}.log.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
@@ -230,6 +231,13 @@ def layer_loop(r: dict[str, Any]) -> str:
     return f"{min(ratios):.3f} to {max(ratios):.3f}"
 
 
+def diff_sha(path: Path) -> str:
+    """sha256 (12 hex) of a patch from its first "diff --git" line on (the logs' and the build's stamp)."""
+    data = path.read_bytes()
+    at = data.find(b"\ndiff --git ")
+    return hashlib.sha256(data[at:] if at >= 0 else data).hexdigest()[:12]
+
+
 def unit_test_log(path: Path) -> str:
     """One bullet for a log of scripts/cutlass-unit-tests.sh: tree, GPU, what ran and passed, break checks."""
     text = path.read_text()
@@ -248,7 +256,13 @@ def unit_test_log(path: Path) -> str:
     breaks = [c for c in re.findall(r"^=> (as expected where it could run|as expected|NOT AS EXPECTED|observed only)",
                                     text, re.M) if c != "observed only"]
     library = re.findall(r"^(series|default_visibility): (\d+) exported, (\d+) STB_GNU_UNIQUE$", text, re.M)
-    out = (f"`{path.relative_to(REPO)}`: CUTLASS {tree}, `patch/{series}`; run on {gpu}. "
+    # The series the log ran against, by each patch's diff hash, against the series as it is now.
+    logged = re.findall(r"^#   (\S+\.patch)  diff sha256 ([0-9a-f]{12})$", text, re.M)
+    differ = [name for name, sha in logged
+              if not (REPO / "patch" / name).exists() or diff_sha(REPO / "patch" / name) != sha]
+    state = (f"an earlier state of the series ({len(differ)} of {len(logged)} patches differ from `patch/` now: "
+             + ", ".join(f"`{n[:4]}`" for n in differ) + ")") if differ else "the series as it is in `patch/`"
+    out = (f"`{path.relative_to(REPO)}`: CUTLASS {tree}, `patch/{series}`, {state}; run on {gpu}. "
            f"{n_passed} of {len(runs)} test binaries passed ({passed})")
     if breaks:
         partial = breaks.count("as expected where it could run")
