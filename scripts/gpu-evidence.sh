@@ -9,6 +9,8 @@
 #            Blackwell modules exist and their non-Blackwell guard is tested), and in parallel against the
 #            CUTLASS v4.3.5 tree in $CUTLASS_435_DIR (the version) into a directory of its own.
 #   test     the whole test suite with coverage and compute-sanitizer  -> OUT/h200/{build,pytest,memcheck}.log
+#   breaks   the GPU tests that name a commit, run against the ablation build without it (they must fail)
+#            -> OUT/h200/pytest-break-checks.log
 #   report   the full report (timings, CUPTI counts, unit costs, experiments and ablation)
 #            -> OUT/h200/ (4.2.0) and OUT/h200-cutlass-v4.3.5/ (v4.3.5)
 #   nvfp4    the NVFP4 host path on Hopper (measurement only, no tensor-core math), both CUTLASS
@@ -77,6 +79,11 @@ stage_test() {
   [ -f "$dir/memcheck.log" ] && sed -i "1r $dir/stamp.txt" "$dir/memcheck.log"
 }
 
+stage_breaks() {
+  # The GPU tests that name a commit of the series fail on the ablation build without it.
+  $PY scripts/pytest_break_checks.py "$out/h200/pytest-break-checks.log" || status=1
+}
+
 stage_report() {
   stamp "$out/h200" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0
   $PY -m cutlass_overhead --out "$out/h200" 2>&1 | tee "$out/h200/report.log" || status=1
@@ -105,7 +112,7 @@ stage_cutlass() {
     scripts/cutlass-unit-tests.sh "${CUTLASS_MAIN_DIR:?set CUTLASS_MAIN_DIR}" "$dir" || status=1
 }
 
-for s in build test report nvfp4 cutlass; do
+for s in build test breaks report nvfp4 cutlass; do
   for want in "$@"; do
     if [ "$want" = "$s" ]; then
       echo "== $s ($(date -u +%T))"

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 
 import cutlass_overhead as co
+from cutlass_overhead import _variants
+
+# A deliberately broken build, for scripts/pytest_break_checks.py: CO_TEST_VARIANT_MAP="patched=prefix4,..."
+# makes every load of the SM90 "patched" module in this test run load "prefix4" instead (the series with its
+# later commits left out), so the tests that name those commits can be shown to fail without them.
+VARIANT_MAP = dict(pair.split("=", 1) for pair in os.environ.get("CO_TEST_VARIANT_MAP", "").split(",") if pair)
+if VARIANT_MAP:
+    _real_load = _variants.load
+
+    def _mapped_load(kind: str, variant: str) -> Any:
+        return _real_load(kind, VARIANT_MAP.get(variant, variant) if kind == "sm90" else variant)
+
+    _variants.load = co.load = _mapped_load  # type: ignore[assignment]
 
 # Fixtures that need a GPU, and the marker each obliges its tests to carry (see pyproject's markers).
 GPU_FIXTURES = {"torch_gpu": "gpu", "torch_sm90": "gpu", "torch_blackwell": "blackwell"}
