@@ -197,10 +197,11 @@ def test_overhead_threads_every_call_matches_serial(torch_sm90: Any) -> None:
     assert wrong == [], f"{len(wrong)} of {threads * calls} calls differ from the serial result, first {wrong[:5]}"
 
 
-# The patched path must be capturable in the default (global) mode: that mode turns every capture-unsafe call
-# (cudaMalloc, synchronizing calls) into an error, which is exactly what the patch claims to have removed.
-# The original path allocates its zero-size workspace with cudaMalloc inside the call (cudaMalloc(0) in the
-# seed's pattern), which global capture refuses; it needs relaxed mode, and it is captured only to compare.
+# Capture and replay give the right results: the patched path in the default (global) mode, which turns
+# capture-unsafe calls into errors; the original path in relaxed mode, as a comparison. This does not show
+# that the series removed a capture-unsafe call: on the H200 the series up to 0003, which still makes the
+# zero-size cudaMalloc and the attribute calls, captured in global mode as well
+# (docs/results/h200/pytest-break-checks.log, "observed only").
 @pytest.mark.parametrize("variant, capture_mode", [("patched", "global"), ("original", "relaxed")])
 def test_overhead_graph_capture_and_replay(torch_sm90: Any, variant: str, capture_mode: str) -> None:
     torch = torch_sm90
