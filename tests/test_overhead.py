@@ -201,7 +201,7 @@ def test_overhead_threads_every_call_matches_serial(torch_sm90: Any) -> None:
 # capture-unsafe calls into errors; the original path in relaxed mode, as a comparison. This does not show
 # that the series removed a capture-unsafe call: on the H200 the series up to 0003, which still makes the
 # zero-size cudaMalloc and the attribute calls, captured in global mode as well
-# (docs/results/h200/pytest-break-checks.log, "observed only").
+# (docs/results/h200/pytest-break-checks.log).
 @pytest.mark.parametrize("variant, capture_mode", [("patched", "global"), ("original", "relaxed")])
 def test_overhead_graph_capture_and_replay(torch_sm90: Any, variant: str, capture_mode: str) -> None:
     torch = torch_sm90
