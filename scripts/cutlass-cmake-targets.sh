@@ -82,7 +82,7 @@ if [ "${RUN:-0}" = 1 ]; then
     out_t=$( (cd "$(dirname "$bin")" && timeout 600 "$bin" --gtest_color=no) 2>&1)
     rc=$?
     echo "$out_t" > "$work/run-$t.log"
-    say "$t: rc $rc; $(echo "$out_t" | grep -E '^\[  (PASSED|FAILED|SKIPPED) \] [0-9]+ test' | paste -sd' ')"
+    say "$t: rc $rc; $(echo "$out_t" | grep -E '^\[  (PASSED|FAILED|SKIPPED) *\] [0-9]+ test' | paste -sd' ')"
     [ $rc -eq 0 ] || status=1
   done
 fi
