@@ -289,6 +289,24 @@ def testing() -> str:
            "(CUTLASS without the series, without one commit, or with one check disabled) to show that each test "
            "fails without the behaviour it names, and checks the exported symbols of a shared object:"]
     out += [f"* {unit_test_log(p)}" for p in logs]
+    for cmake_log in sorted((RES / "h200-cutlass-tests").glob("cutlass-cmake-targets-*.log")):
+        text = cmake_log.read_text()
+        built = re.findall(r"^(cutlass_test_unit_\w+): built", text, re.M)
+        ran = re.findall(r"^(cutlass_test_unit_\w+): rc (\d+);", text, re.M)
+        result = (re.findall(r"^## result: (\w+)$", text, re.M) or ["?"])[-1]
+        out.append(f"* `{cmake_log.relative_to(REPO)}` (`scripts/cutlass-cmake-targets.sh`): CUTLASS's own CMake "
+                   f"configures and builds {len(built)} test targets with the series applied "
+                   f"({', '.join(f'`{b}`' for b in built)}); {sum(rc == '0' for _, rc in ran)} of {len(ran)} ran "
+                   f"without a failure on the H200. Result: {result}.")
+    breaks_log = RES / "h200/pytest-break-checks.log"
+    if breaks_log.exists():
+        text = breaks_log.read_text()
+        expected = len(re.findall(r"^=> as expected", text, re.M))
+        checks = len(re.findall(r"^=> (as expected|NOT AS EXPECTED|NOT RUN)", text, re.M))
+        result = (re.findall(r"^## result: (\w+)$", text, re.M) or ["?"])[-1]
+        out.append(f"* `{breaks_log.relative_to(REPO)}` (`scripts/pytest_break_checks.py`): this repository's GPU "
+                   f"tests that name a commit, run against the ablation build without it: {expected} of {checks} "
+                   f"checks failed as expected. Result: {result}.")
     out.append(f"* The repository's own suite on the H200 (`docs/results/h200/pytest.log`): {summary[-1] if summary else '?'}"
                f", package coverage {coverage[-1] if coverage else '?'}; `compute-sanitizer memcheck` of the patched "
                f"path: {memcheck[-1] if memcheck else '?'} (`memcheck.log`). What the failures were: "
