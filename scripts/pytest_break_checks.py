@@ -26,7 +26,8 @@ OVERHEAD = "tests/test_overhead.py"
 CHECKS: list[tuple[dict[str, str], list[str], str]] = [
     ({"patched": "0007"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts"],
      "run(args) reusing Params (0008): run(args) encodes the 4 descriptors again"),
-    ({"patched": "0005"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts"],
+    ({"patched": "0005"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts",
+                           "tests/test_experiments_gpu.py::test_initialize_parts_time_the_piece_they_name[patched-0]"],
      "the smem attribute set once (0007) and the Params reuse (0008)"),
     ({"patched": "0003"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts"],
      "no cudaMalloc for a zero-size workspace (0004) and everything after it"),
