@@ -17,11 +17,9 @@ out=${2:?usage: scripts/cutlass-cmake-targets.sh CUTLASS_CHECKOUT OUT_DIR}
 src=$(cd "$src" && pwd) || exit 2
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 repo=$(cd "$(dirname "$0")/.." && pwd)
-version=$(sed -n 's/^#define CUTLASS_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' "$src/include/cutlass/version.h" | paste -sd.)
-if [ -z "${SERIES:-}" ]; then
-  SERIES=series
-  [ -f "$repo/patch/series-v$version" ] && SERIES=series-v$version
-fi
+. "$repo/scripts/cutlass-series.sh"
+version=$(cutlass_version "$src")
+SERIES=${SERIES:-$(series_for "$version" "$repo/patch")}
 label=${LABEL:-$version}
 log=$out/cutlass-cmake-targets-$label.log
 work=${WORK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/cutlass-cmake.XXXXXX")}

@@ -45,12 +45,10 @@ BREAK_CHECKS=${BREAK_CHECKS:-1}
 GTEST_INCLUDE=${GTEST_INCLUDE:-}
 GTEST_LIB=${GTEST_LIB:-/usr/lib/x86_64-linux-gnu}
 
-version=$(sed -n 's/^#define CUTLASS_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' "$src/include/cutlass/version.h" | paste -sd.)
+. "$repo/scripts/cutlass-series.sh"
+version=$(cutlass_version "$src")
 [ -n "$version" ] || { echo "no CUTLASS version in $src/include/cutlass/version.h" >&2; exit 2; }
-if [ -z "${SERIES:-}" ]; then
-  SERIES=series
-  [ -f "$patch_dir/series-v$version" ] && SERIES=series-v$version
-fi
+SERIES=${SERIES:-$(series_for "$version" "$repo/patch")}
 label=${LABEL:-$version}
 log=$out/cutlass-unit-tests-$label.log
 PHASE=${PHASE:-all}
