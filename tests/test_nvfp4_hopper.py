@@ -84,7 +84,7 @@ def test_overhead_host_path_on_hopper_counts_per_phase(hopper: tuple[Any, Any, A
         assert orig.total(*TMA_ENCODES, phase=phase) == DESCRIPTORS_PER_INITIALIZE, phase
         assert orig.total(*DRIVER_VERSION_QUERIES, phase=phase) == (DESCRIPTORS_PER_INITIALIZE if v43 else 0), phase
         assert pat.total(*ENTRY_POINT_LOOKUPS, *DRIVER_VERSION_QUERIES, phase=phase) == 0, phase
-    # Patch series v2 keeps no descriptor cache: initialize() encodes every descriptor, run(args) reuses the
+    # The patch series keeps no descriptor cache: initialize() encodes every descriptor, run(args) reuses the
     # Params initialize() just built and encodes none.
     assert pat.total(*TMA_ENCODES, phase="initialize") == DESCRIPTORS_PER_INITIALIZE
     assert pat.total(*TMA_ENCODES, phase="run") == 0

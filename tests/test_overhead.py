@@ -65,7 +65,7 @@ def test_overhead_original_counts_match_the_source_reading(torch_sm90: Any) -> N
 
 
 def test_overhead_patched_steady_state_counts(torch_sm90: Any) -> None:
-    """Patch series v2 (patch/0001..0007): lookups resolved once, no cudaMalloc for the empty workspace, the
+    """The patch series (patch/series): lookups resolved once, no cudaMalloc for the empty workspace, the
     smem attribute set once per kernel and context, NonPortableClusterSizeAllowed only for clusters above 8
     CTAs (this one is 2x1x1), and run(args) reusing the Params initialize() just built. initialize() still
     encodes its 4 descriptors: the series keeps no descriptor cache."""
