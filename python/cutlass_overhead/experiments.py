@@ -199,16 +199,23 @@ def runner_layer_gemms(runner: Runner) -> list[dict[str, Any]]:
     return [{"name": n, "n": nn, "k": k} for n, nn, k in gemms()] if gemms else []
 
 
+def medians_with_quartiles(samples: dict[str, list[float]],
+                           extra: Callable[[str], dict[str, Any]] = lambda key: {}
+                           ) -> tuple[dict[str, float], dict[str, Any]]:
+    """Per block of interleaved samples: the median (the number the docs render) and, beside it without repeating
+    it, its quartiles, the round count and `extra(key)`."""
+    spreads = {k: harness.spread(v) for k, v in samples.items()}
+    return ({k: s.median for k, s in spreads.items()},
+            {k: {"q1": s.q1, "q3": s.q3, "n": s.n, **extra(k)} for k, s in spreads.items()})
+
+
 def measure_in_situ(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> tuple[dict[str, float], dict[str, Any]]:
     blocks = {in_situ_key(a, g): (lambda a=a, g=g: runner.func_attribute_ns(a, g, plan.attribute_calls))
               for a in IN_SITU_ATTRIBUTES for g in (True, False)}
     samples = harness.interleaved(blocks, plan.rounds, seed=seed)
-    spreads = {k: harness.spread(v) for k, v in samples.items()}
-    # The median is the number (the docs render it); its quartiles sit beside it, without repeating it.
-    return ({k: s.median for k, s in spreads.items()},
-            {k: {"q1": s.q1, "q3": s.q3, "n": s.n,
-                 "ratio_to_empty_kernel": harness.ratio(samples, k, k.replace("GEMM kernel", "empty kernel")).as_dict()
-                 if "GEMM kernel" in k else None} for k, s in spreads.items()})
+    return medians_with_quartiles(samples, lambda k: {
+        "ratio_to_empty_kernel": harness.ratio(samples, k, k.replace("GEMM kernel", "empty kernel")).as_dict()
+        if "GEMM kernel" in k else None})
 
 
 def measure_initialize_parts(runner: Runner, plan: ExperimentPlan,
@@ -217,10 +224,7 @@ def measure_initialize_parts(runner: Runner, plan: ExperimentPlan,
     pristine and patched, interleaved round by round. Keys "variant/part"."""
     blocks = {f"{v}/{part}": (lambda v=v, part=part: runner.initialize_part_ns(v, part, plan.attribute_calls))
               for part in runner.initialize_parts() for v in (PRISTINE, "patched")}
-    samples = harness.interleaved(blocks, plan.rounds, seed=seed)
-    spreads = {k: harness.spread(v) for k, v in samples.items()}
-    return ({k: s.median for k, s in spreads.items()},
-            {k: {"q1": s.q1, "q3": s.q3, "n": s.n} for k, s in spreads.items()})
+    return medians_with_quartiles(harness.interleaved(blocks, plan.rounds, seed=seed))
 
 
 def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> dict[str, Any]:
