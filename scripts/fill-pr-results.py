@@ -13,10 +13,11 @@ docs/results/h200-cutlass-tests/ and docs/results/h200/{pytest,memcheck}.log.
 from __future__ import annotations
 
 import argparse
-import hashlib
+import importlib.util
 import json
 import re
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any, Callable
 
@@ -231,11 +232,17 @@ def layer_loop(r: dict[str, Any]) -> str:
     return f"{min(ratios):.3f} to {max(ratios):.3f}"
 
 
+@cache
+def _staleness() -> Any:
+    """docs/hooks/staleness.py, which states how a patch's diff hash is taken (as the build and the logs stamp it)."""
+    spec = importlib.util.spec_from_file_location("co_staleness", REPO / "docs/hooks/staleness.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
 def diff_sha(path: Path) -> str:
-    """sha256 (12 hex) of a patch from its first "diff --git" line on (the logs' and the build's stamp)."""
-    data = path.read_bytes()
-    at = data.find(b"\ndiff --git ")
-    return hashlib.sha256(data[at:] if at >= 0 else data).hexdigest()[:12]
+    return str(_staleness().diff_sha256_prefix(path))
 
 
 def unit_test_log(path: Path) -> str:
