@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Builds the series' test targets with CUTLASS's own CMake, to show that the CMakeLists.txt hunks of the
 # series register them (scripts/cutlass-unit-tests.sh compiles the same sources with nvcc directly).
-# Writes OUT_DIR/cutlass-cmake-targets-<label>.log, stamped like cutlass-unit-tests.sh.
+# Writes OUT_DIR/cutlass-cmake-targets-<label>.log, stamped like cutlass-unit-tests.sh. Needs a
+# machine with the CUDA driver (CUTLASS's CMake links the tests against libcuda); RUN=1 also needs its GPU.
 #
 # Usage: scripts/cutlass-cmake-targets.sh CUTLASS_CHECKOUT OUT_DIR
 #   CUTLASS_CHECKOUT  a whole CUTLASS git checkout (CUTLASS's CMake needs the full tree). Never modified:
 #                     the series is applied with git am to a temporary worktree of its HEAD.
 # Environment: SERIES (default series-v<version> if present, else series), LABEL, JOBS, GOOGLETEST_DIR
 #   (default /usr/src/googletest: googletest from the distribution's package, never downloaded),
-#   CUDA_ARCHS (default 90a), STUB_LIBCUDA=1 (link against a stub libcuda.so.1 on a machine without a driver),
+#   CUDA_ARCHS (default 90a),
 #   TARGETS (default: every target the series adds or adds a test to), WORK_DIR, RUN=1 (also run each built
 #   binary, on a machine with a GPU; the gtest summary lines go to the log).
 set -uo pipefail
@@ -35,26 +36,11 @@ git -C "$src" worktree add -q --detach "$work/tree" HEAD || exit 1
 trap 'git -C "$src" worktree remove --force "$work/tree" > /dev/null 2>&1' EXIT
 grep -v '^\s*\(#\|$\)' "$repo/patch/$SERIES" | sed "s#^#$repo/patch/#" |
   xargs git -C "$work/tree" -c user.name=t -c user.email=t@localhost am -q || { say "git am failed"; exit 1; }
-extra=()
-if [ "${STUB_LIBCUDA:-0}" = 1 ]; then
-  mkdir -p "$work/stub"
-  # Every function cuda.h declares, under the names its macros give them (cuCtxCreate -> cuCtxCreate_v4), as a
-  # function that fails: enough to link, never run.
-  cuda_include=${CUDA_INCLUDE:-}
-  for d in "$(dirname "$(readlink -f "$(command -v nvcc)")")/../include" /usr/local/cuda/include; do
-    [ -z "$cuda_include" ] && [ -f "$d/cuda.h" ] && cuda_include=$d
-  done
-  echo '#include <cuda.h>' | gcc -E -I"$cuda_include" - |
-    grep -o '^CUresult  *cu[A-Za-z0-9_]* *(' | sed 's/^CUresult  *//; s/ *($//' | sort -u |
-    sed 's/.*/int &(void) { return 999; }/' > "$work/stub/libcuda.c"
-  gcc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$work/stub/libcuda.so" "$work/stub/libcuda.c" || exit 1
-  extra+=("-DCUDA_cuda_driver_LIBRARY=$work/stub/libcuda.so")
-fi
 say ""
 say "## configure"
 cmake -S "$work/tree" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUTLASS_NVCC_ARCHS="${CUDA_ARCHS:-90a}" \
   -DCUTLASS_ENABLE_TESTS=ON -DCUTLASS_ENABLE_LIBRARY=OFF -DCUTLASS_ENABLE_PROFILER=OFF -DCUTLASS_ENABLE_EXAMPLES=OFF \
-  -DCUTLASS_TEST_LEVEL=0 -DGOOGLETEST_DIR="${GOOGLETEST_DIR:-/usr/src/googletest}" "${extra[@]}" \
+  -DCUTLASS_TEST_LEVEL=0 -DGOOGLETEST_DIR="${GOOGLETEST_DIR:-/usr/src/googletest}" \
   > "$work/configure.log" 2>&1 || { tail -30 "$work/configure.log" | tee -a "$log"; say "## result: FAIL (configure)"; exit 1; }
 say "configured; targets the series registers:"
 ninja -C "$work/build" -t targets all | sed -n 's/^\(cutlass_test_unit_[a-z0-9_]*\): phony$/\1/p' |
