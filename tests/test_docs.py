@@ -124,6 +124,15 @@ def test_committed_results_are_current() -> None:
         assert stale is None, f"docs/results/{name}: {stale}"
 
 
+def test_committed_results_hold_one_value_per_quantity() -> None:
+    """Each configuration is measured once per run and shown with that value everywhere (issue 10.2)."""
+    from cutlass_overhead.analysis import conflicting_values
+
+    for name in loading.RUNS.values():
+        results = json.loads((REPO / loading.RESULTS / name / "results.json").read_text())
+        assert conflicting_values(results) == [], f"docs/results/{name}"
+
+
 # ---- Refusals ------------------------------------------------------------------------------------------------
 
 

@@ -182,10 +182,10 @@ def test_initialize_parts_are_timed_per_variant_with_their_spread(measured: Any)
 def test_noise_floor_is_reported_for_each_experiment(measured: Any) -> None:
     _, out = measured
     floor = out["noise_floor"]
-    assert set(floor) == {"ablation", "layer"}
-    assert floor["ablation"]["n"] == PLAN.rounds
+    assert set(floor) == {"headline", "layer"}
+    assert floor["headline"]["n"] == PLAN.rounds
     # A/A: the same block twice per round, so the fake's drift cancels exactly.
-    assert (floor["ablation"]["median"], floor["layer"]["median"]) == (1.0, 1.0)
+    assert (floor["headline"]["median"], floor["layer"]["median"]) == (1.0, 1.0)
 
 
 def test_a_quantity_is_recorded_once() -> None:
@@ -239,7 +239,7 @@ def test_summary_lines_show_every_config_and_the_noise_floor(measured: Any) -> N
     text = "\n".join(experiments.summary_lines(out))
     for key in ("prefix2/seed", "patched/update_run", "original/floor", "cudaFuncSetAttribute(GEMM kernel)"):
         assert key in text
-    assert "noise floor (ablation)" in text and "noise floor (layer)" in text
+    assert "noise floor (headline)" in text and "noise floor (layer)" in text
 
 
 def test_ablation_build_has_one_variant_per_header_changing_prefix(tmp_path: Any) -> None:
@@ -278,3 +278,27 @@ def test_the_report_runs_the_experiments_as_one_step(monkeypatch: pytest.MonkeyP
     assert results["errors"] == []
     assert {"ablation", "layer", "noise_floor", "in_situ_ns"} <= set(results)
     json.dumps(results, allow_nan=False)
+
+
+def test_in_the_report_the_ablation_is_the_timings_steps_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One quantity, one measurement: the ablation's builds run in the timings step's rounds, the configs both
+    name are timed once (by the timings step), and the ablation shows the timings step's own numbers."""
+    from fakes import ParentBackend, fake_child, fake_context, fake_results
+
+    from cutlass_overhead import report
+
+    runner = FakeRunner()
+    monkeypatch.setattr(experiments, "runner_for", lambda workload: runner)
+    ctx = fake_context(ParentBackend, fake_child())
+    results = report.measure_all(ctx, fake_results(ctx))
+    assert results["errors"] == []
+    ablation, timings = results["ablation"], results["timings"]
+    assert ablation["measured_in"] == "the timings step's rounds" and ablation["rounds"] == ctx.plan.rounds
+    unchanged = ablation["host_us"]["unchanged"]
+    for key in ("original/seed", "patched/seed", "original/floor", "patched/floor"):
+        assert unchanged[key]["host_us"]["median"] == timings[key]["host_us"], key
+    # The runner timed only what the timings step does not: the prefixes and the rotating operands.
+    benched = {(v, m, r) for kind, v, m, r in (c for c in runner.calls if c[0] == "bench")}
+    assert ("original", "seed", 1) not in benched and ("patched", "floor", 1) not in benched
+    assert ("prefix1", "seed", 1) in benched and ("original", "seed", experiments.ROTATION) in benched
+    assert results["noise_floor"]["headline"]["n"] == ctx.plan.rounds and "layer" in results["noise_floor"]

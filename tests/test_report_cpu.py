@@ -77,7 +77,7 @@ def test_pipeline_on_a_fake_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[st
     # The harness's fixed calls cancel in the 2N - N difference.
     assert "outside" not in results["counts"]["original/seed"]["per_call"]
     assert results["counts"]["original/seed"]["per_call"]["initialize"]["cudaGetDriverEntryPoint"] == 3
-    assert results["targets"]["original_vs_patched"] == pytest.approx(4.0)
+    assert results["targets"]["original_vs_patched"]["median"] == pytest.approx(4.0)
     assert results["o0_vs_o3"]["factor"] == pytest.approx(10.0)
 
     path = present.write_json(results, tmp_path)
@@ -102,17 +102,18 @@ def test_the_report_takes_clean_times_and_leaves_cupti_to_the_child() -> None:
     assert (chosen["m"], chosen["n"], chosen["k"]) in kernels  # timed here, at the shape the child chose
 
 
-def test_the_child_times_off_before_it_first_uses_cupti() -> None:
+def test_the_child_times_its_residue_baseline_before_it_first_uses_cupti() -> None:
     ctx = fake_context(FirstCuptiUse)
     out = child.child_measure(ctx, {"headline": HEADLINE.as_dict(), "sweep_shapes": [HEADLINE.as_dict()]})
     assert out["errors"] == []
     backend = ctx.backend
     assert isinstance(backend, FirstCuptiUse) and backend.first_use is not None
     before = {(variant, mode) for variant, mode, n, _ in ctx.headline.log[:backend.first_use] if n == ctx.plan.calls}
-    assert before == {("original", "seed"), ("O0", "seed")}
+    assert before == {("original", "seed")}
     cost = out["tracing_cost"]
-    assert cost["off_host_us"] == pytest.approx(FAKE_HOST_NS["original"] / 1e3)
-    assert cost["o0_off_host_us"] == pytest.approx(FAKE_HOST_NS["O0"] / 1e3)
+    # Only traced times: the untraced ones are the parent's timings (one value per quantity).
+    assert "off_host_us" not in cost and cost["on_host"]["n"] == ctx.plan.rounds
+    assert cost["residue_check"]["before_any_cupti_host_us"] == pytest.approx(FAKE_HOST_NS["original"] / 1e3)
     assert set(cost["residue_check"]) == {"before_any_cupti_host_us", "after_all_cupti_host_us", "ratio"}
     assert [s["k"] for s in out["sweep_kernel_us"]] == [HEADLINE.k]
     assert out["encodes"] and set(out["timelines"]) == {"original", "patched", "O0"}
@@ -231,12 +232,29 @@ def test_results_follow_the_schema() -> None:
         set(results["attribution"]["original/seed"][0])
     assert {"m", "n", "k", "kernel_us", "variant", "mode", "sync_each_call", "host_us", "loop_us", "model_us"} <= \
         set(results["sweep"][0])
-    assert {"off_host_us", "on_host_us"} <= set(results["tracing_cost"])
+    assert {"on_host_us", "on_host", "factor"} <= set(results["tracing_cost"])
     assert {"phase", "dims", "box", "data_type", "ns"} <= set(results["encode_costs"][0])
     assert {"kind", "name", "start_us", "end_us"} <= set(results["timeline"][0]["records"][0])
     assert results["timeline"][0]["records"][0]["start_us"] == 0
-    assert set(results["targets"]) == {"patched_vs_floor", "original_vs_patched"}
+    assert set(results["targets"]) == set(analysis.TARGET_RATIOS)
+    assert {"median", "q1", "q3", "n"} == set(results["targets"]["patched_vs_floor"])
     json.dumps(present.jsonable(results), allow_nan=False)
+
+
+def test_the_json_holds_one_value_per_quantity() -> None:
+    results = measured_fake()
+    where = {w for _, w, _ in analysis.published_values(results)}
+    # The quantities the report shows in several places are all found, in every place.
+    assert {"timings[original/seed].host_us", "o0_vs_o3.o3_host_us", "tracing_cost.factor",
+            "candidates_625[0].host_us"} <= where
+    assert any(w.startswith("sweep[") for w in where)
+    assert analysis.conflicting_values(results) == []
+    # A second measurement of the headline pattern in the sweep is named, with both values.
+    row = next(r for r in results["sweep"] if (r["m"], r["n"], r["k"]) == (HEADLINE.m, HEADLINE.n, HEADLINE.k)
+               and (r["variant"], r["mode"], r["sync_each_call"]) == ("original", "seed", False))
+    row["host_us"] *= 1.1
+    [conflict] = analysis.conflicting_values(results)
+    assert conflict.startswith("host_us/128x4096x4096/original/seed/unchanged/False:") and "sweep[" in conflict
 
 
 def test_stamp_without_torch(monkeypatch: pytest.MonkeyPatch) -> None:

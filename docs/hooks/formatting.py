@@ -84,26 +84,10 @@ def fmt_ratio_iqr(stat: Any) -> str:
     return f"{med:.2f} [IQR {q1:.2f}–{q3:.2f}]"
 
 
-def fmt_repeats(timing: Any) -> str:
-    """A report timing's host time with the range of its repeats: `13.3 µs (5 repeats, 13.0–13.8)`."""
-    from jinja2 import Undefined
-
-    if isinstance(timing, Undefined):
-        timing._fail_with_undefined_error()  # the strict-undefined message: which key is missing
-    if not isinstance(timing, dict):
-        raise ResultsError(f"a page formats {timing!r} as a timing with repeats")
-    host = _number(timing.get("host_us"), "a host time")
-    reps = [_number(x, "a repeat") for x in timing.get("host_us_repeats") or []]
-    if not reps:
-        return f"{fmt_num(host)}{NBSP}µs"
-    return f"{fmt_num(host)}{NBSP}µs ({len(reps)} repeats, {fmt_num(min(reps))}–{fmt_num(max(reps))})"
-
-
 FILTERS.update({
     "iqr_us": lambda s: fmt_iqr(s, "µs"),
     "iqr_ns": lambda s: fmt_iqr(s, "ns"),
     "iqr_x": fmt_ratio_iqr,
-    "repeats_us": fmt_repeats,
     # the doctor's spreads are in µs; a page quotes its nanosecond-scale ones in ns
     "iqr_us_as_ns": lambda s: fmt_iqr(dict(zip(("median", "q1", "q3"), (1e3 * v for v in _stat(s, "a time")))), "ns"),
 })
@@ -115,13 +99,6 @@ def cell_us(x: Any) -> str:
 
 def cell_count(x: Any) -> str:
     return "–" if not x else fmt_count(x)
-
-
-def cell_repeats(timing: dict[str, Any]) -> str:
-    """A report timing's host time, with the min–max of its repeats under it."""
-    reps = timing.get("host_us_repeats") or []
-    host = cell_us(timing.get("host_us"))
-    return f"{host}<br><small>{fmt_num(min(reps))}–{fmt_num(max(reps))}</small>" if reps else host
 
 
 def cell_iqr(stat: Any) -> str:

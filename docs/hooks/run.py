@@ -10,7 +10,7 @@ from typing import Any
 from .derived import GROUPS, derive, group_of
 from .errors import ResultsError
 from . import experiments
-from .formatting import cell_count, cell_repeats, cell_us, fmt_count, fmt_num, fmt_ratio
+from .formatting import cell_count, cell_iqr, cell_ratio_iqr, cell_us, fmt_count, fmt_num, fmt_ratio
 from .loading import RESULTS
 from .markdown import indent, md_table, tabs
 
@@ -120,12 +120,11 @@ class Run:
 
     def _timing_rows(self, keys: Sequence[str]) -> list[list[str]]:
         timings = self.need("timings")
-        base = timings["original/seed"]["host_us"]
-        return [[key_cell(k), cell_repeats(timings[k]), fmt_ratio(base / timings[k]["host_us"])
-                 if timings[k]["host_us"] else "–", cell_us(timings[k]["loop_us"]), cell_us(timings[k]["gpu_us"])]
+        return [[key_cell(k), cell_iqr(timings[k]["host"]), cell_ratio_iqr(timings[k].get("speedup_vs_original_seed")),
+                 cell_us(timings[k]["loop_us"]), cell_us(timings[k]["gpu_us"])]
                 for k in keys if k in timings and not k.endswith("/sync_each_call")]
 
-    TIMING_HEADS = ("variant/mode", "host µs/call<br><small>min–max of the repeats</small>", "host speed-up", "loop µs/iter", "GPU µs/iter")
+    TIMING_HEADS = ("variant/mode", "host µs/call<br><small>IQR over rounds</small>", "host speed-up<br><small>per round</small>", "loop µs/iter", "GPU µs/iter")
 
     def table_timings(self) -> str:
         timings = self.need("timings")

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from . import harness
 from ._steps import key_of, mean, median, require
 from .issue import ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US
 from .present import fmt
@@ -301,8 +302,72 @@ def candidates_625(results: dict[str, Any], gpu: str) -> list[dict[str, Any]]:
     return rows + [issue_candidate(base)]
 
 
+# The series' target ratios: (numerator, denominator) blocks of the timings step's rounds.
+TARGET_RATIOS: dict[str, tuple[str, str]] = {
+    "patched_vs_floor": ("patched/seed", "original/floor"),
+    "original_vs_patched": ("original/seed", "patched/seed"),
+    "run_stream_vs_bare_launch": ("patched/floor", "original/bare_launch"),
+    "run_stream_vs_bare_cluster_launch": ("patched/floor", "original/bare_cluster_launch"),
+}
+
+
 def targets(results: dict[str, Any]) -> dict[str, Any]:
-    require(results, "timings:original/seed", "timings:patched/seed", "timings:original/floor")
-    t = results["timings"]
-    return {"patched_vs_floor": t["patched/seed"]["host_us"] / t["original/floor"]["host_us"],
-            "original_vs_patched": t["original/seed"]["host_us"] / t["patched/seed"]["host_us"]}
+    """Each target ratio, taken round by round over the timings step's rounds (median and IQR)."""
+    require(results, "headline_samples:host_us:original/seed", "headline_samples:host_us:patched/seed",
+            "headline_samples:host_us:original/floor")
+    samples = results["headline_samples"]["host_us"]
+    return {name: harness.ratio(samples, num, den).as_dict() for name, (num, den) in TARGET_RATIOS.items()
+            if num in samples and den in samples}
+
+
+# ---- One value per quantity ------------------------------------------------------------------------------
+
+
+def published_values(results: dict[str, Any]) -> list[tuple[tuple[Any, ...], str, float]]:
+    """Every place the JSON gives a host or loop time of one configuration, or the profiler's cost, as
+    (quantity, where, value). A quantity: (what, "MxNxK", variant, mode, operands, sync_each_call)."""
+    shape = results.get("shape") or {}
+    headline = f"{shape.get('m')}x{shape.get('n')}x{shape.get('k')}"
+    out: list[tuple[tuple[Any, ...], str, float]] = []
+
+    def add(what: str, where: str, value: Any, shape_label: str, variant: str, mode: str, operands: str = "unchanged",
+            sync: bool = False) -> None:
+        if isinstance(value, (int, float)):
+            out.append(((what, shape_label, variant, mode, operands, sync), where, float(value)))
+
+    for key, t in (results.get("timings") or {}).items():
+        variant, mode, *rest = key.split("/")
+        add("host_us", f"timings[{key}].host_us", t.get("host_us"), headline, variant, mode, sync=bool(rest))
+        add("loop_us", f"timings[{key}].loop_us", t.get("loop_us"), headline, variant, mode, sync=bool(rest))
+    for i, row in enumerate(results.get("sweep") or []):
+        label = f"{row['m']}x{row['n']}x{row['k']}"
+        for what in ("host_us", "loop_us"):
+            add(what, f"sweep[{i}].{what}", row.get(what), label, row["variant"], row["mode"],
+                sync=row["sync_each_call"])
+    for regime, rows in ((results.get("ablation") or {}).get("host_us") or {}).items():
+        for key, row in rows.items():
+            variant, mode = key.split("/")
+            add("host_us", f"ablation.host_us.{regime}[{key}]", (row.get("host_us") or {}).get("median"), headline,
+                variant, mode, regime)
+    o0 = results.get("o0_vs_o3") or {}
+    add("host_us", "o0_vs_o3.o3_host_us", o0.get("o3_host_us"), headline, "original", "seed")
+    add("host_us", "o0_vs_o3.o0_host_us", o0.get("o0_host_us"), headline, "O0", "seed")
+    tracing = results.get("tracing_cost") or {}
+    add("profiler_factor", "tracing_cost.factor", tracing.get("factor"), headline, "original", "seed")
+    for i, row in enumerate(results.get("candidates_625") or []):
+        if str(row.get("cause", "")).startswith("CUPTI API tracing on"):
+            add("profiler_factor", f"candidates_625[{i}].factor_vs_original_o3", row.get("factor_vs_original_o3"),
+                headline, "original", "seed")
+        if str(row.get("cause", "")).startswith("original CUTLASS, host code -O3"):
+            add("host_us", f"candidates_625[{i}].host_us", row.get("host_us"), headline, "original", "seed")
+    return out
+
+
+def conflicting_values(results: dict[str, Any], rel: float = 1e-9) -> list[str]:
+    """One line per quantity the JSON gives two different values for (see published_values)."""
+    seen: dict[tuple[Any, ...], list[tuple[str, float]]] = defaultdict(list)
+    for quantity, where, value in published_values(results):
+        seen[quantity].append((where, value))
+    return [f"{'/'.join(map(str, q))}: " + ", ".join(f"{w} = {v:.6g}" for w, v in places)
+            for q, places in seen.items()
+            if any(not math.isclose(v, places[0][1], rel_tol=rel) for _, v in places)]

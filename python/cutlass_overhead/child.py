@@ -15,16 +15,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._steps import attempt, one_line, record_error, run_step
+from . import harness
+from ._steps import attempt, key_of, one_line, record_error, run_step
 from .analysis import (ATTRIBUTION_VARIANTS, count_difference, counts_entry, median_kernel_us, next_k,
                        relative_records)
 from .issue import ISSUE, ISSUE_KERNEL_US
 from .present import jsonable
-from .timing import measure_each, median_bench, summarize_runs
 from .workloads import ChildRunner, Context, Record, Shape, Workload
 
 COUNT_KEYS: tuple[tuple[str, str], ...] = (
@@ -49,6 +49,18 @@ def per_call_counts(ctx: Context, w: Workload, variant: str, mode: str) -> dict[
     fewer = ctx.backend.count(lambda: w.bench(variant, mode, n, 0))
     more = ctx.backend.count(lambda: w.bench(variant, mode, 2 * n, 0))
     return counts_entry(count_difference(more, fewer), n)
+
+
+def measure_each(ctx: Context, results: dict[str, Any], keys: Sequence[tuple[str, str]], label: str,
+                 measure: Callable[[str, str], dict[str, Any]]) -> dict[str, Any]:
+    """measure(variant, mode) for each built variant in `keys`, keyed "variant/mode"; failures are recorded."""
+    out: dict[str, Any] = {}
+    for variant, mode in keys:
+        if variant in ctx.kernel.variants:
+            entry = attempt(results, f"{label} {key_of(variant, mode)}", lambda: measure(variant, mode))
+            if entry is not None:
+                out[key_of(variant, mode)] = entry
+    return out
 
 
 def measure_counts(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
@@ -110,50 +122,47 @@ def child_sweep_kernels(ctx: Context, out: dict[str, Any], shapes: Sequence[dict
 # ---- Tracing cost ------------------------------------------------------------------------------------
 
 
-def traced_host_us(ctx: Context, variant: str) -> float:
-    """Median host us per seed call while CUPTI counts every API call."""
+def seed_host_us(ctx: Context, variant: str, traced: bool) -> harness.Spread:
+    """Host us per seed call over plan.rounds loops, with count_calls active around each loop or not."""
     w, p = ctx.headline, ctx.plan
     w.bench(variant, "seed", 1, p.warmup)
-    runs: list[dict[str, Any]] = []
-    for _ in range(p.repeats):
-        ctx.backend.count(lambda: runs.append(w.bench(variant, "seed", p.calls, p.warmup)))
-    return summarize_runs(runs)["host_us"]
+    samples: list[float] = []
+    for _ in range(p.rounds):
+        def loop() -> None:
+            samples.append(float(w.bench(variant, "seed", p.calls, p.warmup)["host_ns_per_call"]) / 1e3)
+        if traced:
+            ctx.backend.count(loop)
+        else:
+            loop()
+    return harness.spread(samples)
 
 
-def untraced_host_us(ctx: Context, variant: str) -> float:
-    return median_bench(ctx, ctx.headline, variant, "seed")["host_us"]
+def before_any_cupti(ctx: Context, out: dict[str, Any]) -> float | None:
+    """CUPTI child, first of all: its own original/seed host time before it has used CUPTI, for the residue
+    check only (the pattern's host time is the report's timings step, measured in the parent)."""
+    s = attempt(out, "host time before any CUPTI use", lambda: seed_host_us(ctx, "original", traced=False))
+    return None if s is None else s.median
 
 
-def tracing_off(ctx: Context, out: dict[str, Any]) -> dict[str, float]:
-    """CUPTI child, first of all: original/seed (and O0/seed) host us before this process has used CUPTI."""
-    off: dict[str, float] = {}
-    for variant in ("original", "O0"):
-        if variant in ctx.kernel.variants:
-            us = attempt(out, f"tracing cost off {variant}", lambda: untraced_host_us(ctx, variant))
-            if us is not None:
-                off[variant] = us
-    return off
-
-
-def tracing_on(ctx: Context, out: dict[str, Any], off: dict[str, float]) -> dict[str, Any]:
-    """CUPTI child: the same host times with count_calls active, beside `off` from the same process."""
-    if "original" not in off:
-        raise RuntimeError("needs original/seed host us without CUPTI, which was not measured (see the earlier error)")
-    on = traced_host_us(ctx, "original")
-    cost: dict[str, Any] = {"off_host_us": off["original"], "on_host_us": on, "factor": on / off["original"]}
-    if "O0" in off:
-        cost["o0_off_host_us"] = off["O0"]
-        cost["o0_on_host_us"] = attempt(out, "tracing cost O0", lambda: traced_host_us(ctx, "O0"))
+def tracing_on(ctx: Context, out: dict[str, Any]) -> dict[str, Any]:
+    """CUPTI child: original/seed (and O0/seed) host us per call with count_calls active. The untraced times
+    they are compared with are the parent's timings (merge_child): one value for each quantity."""
+    on = seed_host_us(ctx, "original", traced=True)
+    cost: dict[str, Any] = {"on_host_us": on.median, "on_host": on.as_dict()}
+    if "O0" in ctx.kernel.variants:
+        o0 = attempt(out, "tracing cost O0", lambda: seed_host_us(ctx, "O0", traced=True))
+        if o0 is not None:
+            cost.update(o0_on_host_us=o0.median, o0_on_host=o0.as_dict())
     return cost
 
 
-def cupti_residue(ctx: Context, off: dict[str, float]) -> dict[str, Any]:
+def cupti_residue(ctx: Context, before: float | None) -> dict[str, Any]:
     """CUPTI child, last: original/seed host time again after all its CUPTI use, against its own time before
     any; a ratio far from 1 means tracing left a cost in the process (why the parent never uses CUPTI)."""
-    if "original" not in off:
-        raise RuntimeError("needs original/seed host us without CUPTI, which was not measured (see the earlier error)")
-    before = off["original"]
-    after = untraced_host_us(ctx, "original")
+    if before is None:
+        raise RuntimeError("needs original/seed host us before any CUPTI use, which was not measured (see the "
+                           "earlier error)")
+    after = seed_host_us(ctx, "original", traced=False).median
     return {"before_any_cupti_host_us": before, "after_all_cupti_host_us": after, "ratio": after / before}
 
 
@@ -201,15 +210,15 @@ def child_request(ctx: Context, timed: dict[Shape, list[dict[str, Any]]]) -> dic
 
 
 def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
-    """Everything that needs CUPTI, in the child process. The tracing cost's "off" times come first, before
-    this process has used CUPTI at all; the residue check comes last, after all of it."""
+    """Everything that needs CUPTI, in the child process. The residue check's "before" time comes first, before
+    this process has used CUPTI at all, and its "after" time last, after all of it."""
     if request.get("headline") != ctx.headline.shape.as_dict():
         raise ValueError(f"the request's headline {request.get('headline')} is not this process's "
                          f"{ctx.headline.shape.as_dict()}")
     started = time.monotonic()
     out: dict[str, Any] = {"pid": os.getpid(), "errors": []}
-    off = run_step(out, "tracing cost off (before any CUPTI use)", lambda: tracing_off(ctx, out)) or {}
-    out["tracing_cost"] = run_step(out, "tracing cost on", lambda: tracing_on(ctx, out, off))
+    before = before_any_cupti(ctx, out)
+    out["tracing_cost"] = run_step(out, "tracing cost on", lambda: tracing_on(ctx, out))
     out["counts"] = run_step(out, "counts", lambda: measure_counts(ctx, out)) or {}
     out["encodes"] = run_step(out, "captured encodes", lambda: capture_encodes(ctx))
     out["kernel_us"] = run_step(out, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
@@ -218,7 +227,7 @@ def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
     out["kernel_search"] = run_step(out, "kernel search", lambda: search_issue_shape(ctx)) or {}
     timelines = run_step(out, "timelines", lambda: measure_timelines(ctx, out)) or {}
     out["timelines"] = {variant: [list(r) for r in records] for variant, records in timelines.items()}
-    residue = run_step(out, "CUPTI residue check", lambda: cupti_residue(ctx, off))
+    residue = run_step(out, "CUPTI residue check", lambda: cupti_residue(ctx, before))
     if residue is not None and out["tracing_cost"] is not None:
         out["tracing_cost"]["residue_check"] = residue
     out["elapsed_s"] = time.monotonic() - started
@@ -301,13 +310,19 @@ def child_where(child: dict[str, Any]) -> str:
     return f"a separate process (pid {pid})"
 
 
-def child_tracing_cost(child: dict[str, Any]) -> dict[str, Any] | None:
+def child_tracing_cost(child: dict[str, Any], timings: dict[str, Any]) -> dict[str, Any] | None:
+    """The traced times from the child over the untraced ones of the timings step (the one value of each)."""
     cost = child.get("tracing_cost")
     if cost is None:
         return None
-    method = (f"measured in {child_where(child)}: off before that process first used CUPTI, on with count_calls "
-              "active in it; residue_check: the same process after all its CUPTI use")
-    return {**cost, "method": method}
+    out = dict(cost)
+    for on, key, factor in (("on_host_us", "original/seed", "factor"), ("o0_on_host_us", "O0/seed", "o0_factor")):
+        if out.get(on) is not None and key in timings:
+            out[factor] = out[on] / timings[key]["host_us"]
+    out["method"] = (f"on: count_calls active around each loop, in {child_where(child)}; factor: over the timings "
+                     "step's untraced host time (this process, never traced), a ratio of two processes' medians; "
+                     "residue_check: the child's own time before its first and after its last CUPTI use")
+    return out
 
 
 def merge_child(ctx: Context, results: dict[str, Any], child: dict[str, Any] | None) -> dict[str, list[Record]]:
@@ -320,7 +335,7 @@ def merge_child(ctx: Context, results: dict[str, Any], child: dict[str, Any] | N
                                           for v, records in (child.get("timelines") or {}).items()}
     results["timeline"] = [{"variant": v, "calls": ctx.plan.timeline_calls, "records": relative_records(r)}
                            for v, r in timelines.items()]
-    results["tracing_cost"] = child_tracing_cost(child)
+    results["tracing_cost"] = child_tracing_cost(child, results.get("timings") or {})
     where = child_where(child) if child else "nowhere: the child failed (see errors)"
     results["processes"] = {
         "report": "timings, torch.matmul, unit costs, sweep host and loop times, O0 vs O3, encode costs (on the "

@@ -123,22 +123,45 @@ def summarize(samples: dict[str, list[float]], names: dict[str, str], baseline: 
     return out
 
 
-def measure_ablation(runner: Runner, plan: ExperimentPlan, q: harness.Quantities, seed: int = 0
-                     ) -> tuple[dict[str, Any], harness.Spread]:
-    configs = ablation_configs(runner)
-    blocks: dict[str, Callable[[], float]] = {}
-    names: dict[str, dict[str, str]] = {}
-    for regime, pairs in configs.items():
+def sample_name(regime: str, key: str) -> str:
+    """A block's name in the interleaved rounds: unchanged operands keep the timings step's key ("variant/mode"),
+    so the report times each of those once, in its timings step (timing.measure_headline)."""
+    return key if regime == "unchanged" else f"{regime}:{key}"
+
+
+def ablation_blocks(runner: Runner, calls: int, warmup: int) -> dict[str, Callable[[], dict[str, Any]]]:
+    """Every ablation config as a block returning one bench() result, named by sample_name()."""
+    blocks: dict[str, Callable[[], dict[str, Any]]] = {}
+    for regime, pairs in ablation_configs(runner).items():
         rotation = ROTATION if regime == "changing" else 1
-        names[regime] = {}
         for variant, mode in pairs:
-            name = f"{regime}:{config_key(variant, mode)}"
-            names[regime][name] = config_key(variant, mode)
-            blocks[name] = (lambda v=variant, m=mode, r=rotation:
-                            runner.bench(v, m, plan.calls, plan.warmup, r)["host_ns_per_call"] / 1e3)
-    noise = f"unchanged:{config_key(PRISTINE, 'seed')}"
-    samples = harness.interleaved(blocks, plan.rounds, seed=seed, noise_block=noise)
-    operands = {regime: summarize(samples, names[regime], f"{regime}:{config_key(PRISTINE, 'seed')}", q,
+            blocks[sample_name(regime, config_key(variant, mode))] = (
+                lambda v=variant, m=mode, r=rotation: runner.bench(v, m, calls, warmup, r))
+    return blocks
+
+
+def measure_ablation(runner: Runner, plan: ExperimentPlan, q: harness.Quantities, seed: int = 0,
+                     headline: dict[str, Any] | None = None) -> tuple[dict[str, Any], harness.Spread | None]:
+    """The ablation's host times. In the report they come from `headline` (results["headline_samples"]: the
+    timings step ran these blocks in its rounds) and the noise floor is the timings step's; alone, they are
+    measured here, with their own noise floor."""
+    configs = ablation_configs(runner)
+    noise_name = sample_name("unchanged", config_key(PRISTINE, "seed"))
+    if headline is None:
+        blocks = {name: (lambda b=block: b()["host_ns_per_call"] / 1e3)
+                  for name, block in ablation_blocks(runner, plan.calls, plan.warmup).items()}
+        samples = harness.interleaved(blocks, plan.rounds, seed=seed, noise_block=noise_name)
+        noise: harness.Spread | None = harness.noise_floor(samples, noise_name)
+        rounds, calls = plan.rounds, plan.calls
+    else:
+        samples, noise = headline["host_us"], None
+        rounds, calls = headline["rounds"], headline["calls_per_sample"]
+    names = {regime: {sample_name(regime, config_key(v, m)): config_key(v, m) for v, m in pairs}
+             for regime, pairs in configs.items()}
+    missing = [name for by_name in names.values() for name in by_name if name not in samples]
+    if missing:
+        raise RuntimeError(f"no host times for {', '.join(missing)} (see the timings step's errors)")
+    operands = {regime: summarize(samples, names[regime], sample_name(regime, config_key(PRISTINE, "seed")), q,
                                   f"ablation:{regime}", "host_us")
                 for regime in configs}
     count_configs = [(v, m, ROTATION if regime == "changing" else 1) for regime, pairs in configs.items()
@@ -146,11 +169,12 @@ def measure_ablation(runner: Runner, plan: ExperimentPlan, q: harness.Quantities
     counted = runner.counts(count_configs, plan.count_calls)
     counts = {regime: {config_key(v, m): counted[f"{v}/{m}@{ROTATION if regime == 'changing' else 1}"]
                        for v, m in pairs} for regime, pairs in configs.items()}
-    result = {"variants": runner.ablation_variants(), "rotation": ROTATION, "rounds": plan.rounds,
-              "calls_per_sample": plan.calls, "host_us": operands, "counts_per_call": counts,
+    result = {"variants": runner.ablation_variants(), "rotation": ROTATION, "rounds": rounds,
+              "calls_per_sample": calls, "host_us": operands, "counts_per_call": counts,
               "caller_fixes": CALLER_FIXES,
+              "measured_in": "the timings step's rounds" if headline is not None else "its own rounds",
               "note": "host us per call of the issue's pattern (seed) per build; ratios per round vs pristine seed"}
-    return result, harness.noise_floor(samples, noise)
+    return result, noise
 
 
 def measure_layer(runner: Runner, plan: ExperimentPlan, q: harness.Quantities, seed: int = 0
@@ -227,16 +251,20 @@ def measure_initialize_parts(runner: Runner, plan: ExperimentPlan,
     return medians_with_quartiles(harness.interleaved(blocks, plan.rounds, seed=seed))
 
 
-def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> dict[str, Any]:
-    """Every experiment; returns the result keys (see the module docstring)."""
+def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0,
+                 headline: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every experiment; returns the result keys (see the module docstring). With `headline` (the report's
+    results["headline_samples"]) the ablation reuses the timings step's rounds instead of timing again."""
     q = harness.Quantities()
-    ablation, ablation_noise = measure_ablation(runner, plan, q, seed)
+    ablation, ablation_noise = measure_ablation(runner, plan, q, seed, headline)
     layer, layer_noise = measure_layer(runner, plan, q, seed)
     in_situ, in_situ_spread = measure_in_situ(runner, plan, seed)
     parts, parts_spread = measure_initialize_parts(runner, plan, seed)
     return {"ablation": ablation, "layer": layer, "in_situ_ns": in_situ, "in_situ_spread_ns": in_situ_spread,
             "initialize_parts_ns": parts, "initialize_parts_spread_ns": parts_spread,
-            "noise_floor": {"ablation": {**ablation_noise.as_dict(), "block": f"{PRISTINE}/seed, operands unchanged"},
+            "noise_floor": {**({"headline": {**ablation_noise.as_dict(), "block": f"{PRISTINE}/seed, operands "
+                                                                                  "unchanged, timed twice per round"}}
+                               if ablation_noise is not None else {}),
                             "layer": {**layer_noise.as_dict(), "block": f"{PRISTINE}/seed, M={LAYER_MS[0]}, host"}}}
 
 
@@ -343,7 +371,15 @@ def measure(ctx: Any, results: dict[str, Any]) -> dict[str, Any]:
         return {"experiments_status": "not measured: the ablation, layer and in-situ experiments exist for the "
                                       f"SM90 twin's device operands only; this run measures "
                                       f"{getattr(ctx.kernel, 'kind', '?')} ({type(ctx.headline).__name__})"}
-    return measure_with(runner, make_experiment_plan(ctx.plan.quick))
+    out = measure_with(runner, make_experiment_plan(ctx.plan.quick), headline=results.get("headline_samples"))
+    out["noise_floor"] = {**(results.get("noise_floor") or {}), **out["noise_floor"]}
+    return out
+
+
+def headline_blocks(ctx: Any) -> dict[str, Callable[[], dict[str, Any]]]:
+    """The ablation's blocks for the report's timings step (timing.measure_headline); none on NVFP4."""
+    runner = runner_for(ctx.headline)
+    return {} if runner is None else ablation_blocks(runner, ctx.plan.calls, ctx.plan.warmup)
 
 
 def summary_lines(out: dict[str, Any]) -> list[str]:

@@ -54,17 +54,22 @@ def counts_tables(counts: dict[str, Any]) -> list[str]:
             format_table("API calls per GEMM call, by API", ["api", *keys], by_api)]
 
 
+def iqr_text(t: dict[str, Any]) -> str:
+    spread = t.get("host")
+    return f"{fmt(spread['q1'])}-{fmt(spread['q3'])}" if spread else "-"
+
+
 def timing_table(results: dict[str, Any]) -> str:
-    rows = [[k, t["host_us"], t["loop_us"], t["gpu_us"],
+    rows = [[k, t["host_us"], iqr_text(t), t["loop_us"], t["gpu_us"],
              " ".join(f"{p}={v:.2f}" for p, v in t["phase_us"].items() if v > 0)]
             for k, t in results.get("timings", {}).items()]
     if results.get("torch_matmul"):
         tm = results["torch_matmul"]
-        rows.append(["torch.matmul (Python-timed)", tm["host_us"], tm["loop_us"], tm["gpu_us"], ""])
+        rows.append(["torch.matmul (Python-timed)", tm["host_us"], iqr_text(tm), tm["loop_us"], tm["gpu_us"], ""])
     shape = results.get("shape") or {}
     title = (f"Timings at M={shape.get('m')} N={shape.get('n')} K={shape.get('k')} "
              f"(us; kernel {fmt(results.get('kernel_us'))} us, CUPTI)")
-    return format_table(title, ["variant/mode", "host/call", "loop/iter", "gpu/iter", "phases"], rows)
+    return format_table(title, ["variant/mode", "host/call", "IQR", "loop/iter", "gpu/iter", "phases"], rows)
 
 
 def attribution_tables(attribution: dict[str, list[dict[str, Any]]]) -> list[str]:
@@ -113,7 +118,8 @@ def print_report(results: dict[str, Any]) -> None:
                               ["variant/mode", "sync", "kernel us", "loop us", "loop / kernel"],
                               [[f"{r['variant']}/{r['mode']}", "yes" if r["sync_each_call"] else "no", r["kernel_us"],
                                 r["loop_us"], r["loop_over_kernel"]] for r in results.get("issue_shape_ratios") or []]))
-    parts.append(format_table("Targets", ["ratio", "value"], sorted((results.get("targets") or {}).items())))
+    parts.append(format_table("Targets (ratio per round)", ["ratio", "median", "q1", "q3"],
+                              [[k, v["median"], v["q1"], v["q3"]] for k, v in sorted((results.get("targets") or {}).items())]))
     tracing = results.get("tracing_cost") or {}
     rows = [[k, v] for k, v in tracing.items() if isinstance(v, float)]
     rows += [[f"residue_check {k}", v] for k, v in (tracing.get("residue_check") or {}).items()]

@@ -59,7 +59,10 @@ def new_results(kind: str, status: dict[str, Any], stamped: dict[str, Any], w: W
 def measure_clean(ctx: Context, results: dict[str, Any]) -> dict[Shape, list[dict[str, Any]]]:
     """Every time this process reports as clean; it runs before the child and never uses CUPTI. Returns the
     sweep's host and loop times by shape (rows need the child's kernel times)."""
-    results["timings"] = run_step(results, "timings", lambda: timing.measure_timings(ctx, results)) or {}
+    # One interleaved set of rounds for every headline block, the ablation's builds included: each quantity at
+    # the headline shape is measured once, and the sweep, ablation and profiler cost reuse it.
+    results["timings"] = run_step(results, "timings", lambda: timing.measure_headline(
+        ctx, results, experiments.headline_blocks(ctx))) or {}
     timer = ctx.torch_timer
     results["torch_matmul"] = run_step(results, "torch.matmul", lambda: timer(ctx.headline.shape, ctx.plan)) \
         if timer else None

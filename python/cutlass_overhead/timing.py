@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import harness
 from ._steps import Progress, attempt, key_of, median, record_error
 from .analysis import SYNC_KEY, sweep_rows
 from .workloads import Context, Plan, Shape, Workload
@@ -25,50 +26,92 @@ SWEEP_CONFIGS: tuple[tuple[str, str, bool], ...] = (
     ("original", "seed", True))
 
 
-# ---- Timings ------------------------------------------------------------------------------------------
+# ---- Timings: one interleaved measurement at the headline shape --------------------------------------
+
+# The block timed twice per round for the run's A/A noise floor (harness.noise_floor): the issue's pattern.
+NOISE_BLOCK = key_of("original", "seed")
+BenchBlock = Callable[[], dict[str, Any]]  # one bench() result: a loop of plan.calls calls
+
+
+def bench_blocks(ctx: Context, w: Workload, configs: Sequence[tuple[str, str, bool]]) -> dict[str, BenchBlock]:
+    """(variant, mode, sync_each_call) -> a block timing plan.calls calls, keyed "variant/mode[/sync_each_call]"."""
+    p = ctx.plan
+    return {key_of(v, m) + ("/sync_each_call" if sync else ""):
+            (lambda v=v, m=m, sync=sync: w.bench(v, m, p.calls, p.warmup, sync))
+            for v, m, sync in configs if v in ctx.kernel.variants}
+
+
+def run_interleaved(ctx: Context, results: dict[str, Any], blocks: dict[str, BenchBlock], label: str,
+                    noise_block: str | None = None) -> tuple[dict[str, list[float]], dict[str, list[dict[str, Any]]]]:
+    """Every block once per round, in a seeded random order per round (harness.interleaved), plan.rounds rounds.
+    Returns host us per call per round by block, and each block's bench() results. A block that fails its first
+    call is recorded in results["errors"] and left out of the rounds."""
+    runnable = {name: block for name, block in blocks.items()
+                if attempt(results, f"{label} {name}", block) is not None}
+    runs: dict[str, list[dict[str, Any]]] = {}
+
+    def sampled(name: str, block: BenchBlock) -> Callable[[], float]:
+        def sample() -> float:
+            r = block()
+            runs.setdefault(name, []).append(r)
+            return float(r["host_ns_per_call"]) / 1e3
+        return sample
+
+    timed = {name: sampled(name, block) for name, block in runnable.items()}
+    if noise_block in runnable:  # the A/A twin: the same block under a second name, with its own results list
+        timed[noise_block + harness.NOISE_TWIN_SUFFIX] = sampled(noise_block + harness.NOISE_TWIN_SUFFIX,
+                                                                 runnable[noise_block])
+    return harness.interleaved(timed, ctx.plan.rounds), runs
 
 
 def summarize_runs(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Medians over repeated bench() results, in us."""
+    """One block's rounds: medians in us (host, loop, GPU, each phase) and the host time's quartiles."""
 
-    def median_us(field: str) -> float:
-        return median([r[field] for r in runs]) / 1e3
+    def us(field: str) -> list[float]:
+        return [float(r[field]) / 1e3 for r in runs]
 
+    host = harness.spread(us("host_ns_per_call"))
     phases = list(runs[0]["phase_ns_per_call"])
     return {
-        "host_us": median_us("host_ns_per_call"),
-        "loop_us": median_us("loop_ns_per_iter"),
-        "gpu_us": median_us("gpu_ns_per_iter"),
+        "host_us": host.median,
+        "host": host.as_dict(),
+        "loop_us": median(us("loop_ns_per_iter")),
+        "gpu_us": median(us("gpu_ns_per_iter")),
         "phase_us": {p: median([r["phase_ns_per_call"][p] for r in runs]) / 1e3 for p in phases},
         "iterations": int(runs[0]["iterations"]),
-        "repeats": len(runs),
-        "host_us_repeats": [r["host_ns_per_call"] / 1e3 for r in runs],
+        "rounds": len(runs),
     }
 
 
-def median_bench(ctx: Context, w: Workload, variant: str, mode: str, sync: bool = False) -> dict[str, Any]:
-    p = ctx.plan
-    runs = [w.bench(variant, mode, p.calls, p.warmup, sync) for _ in range(p.repeats)]
-    return summarize_runs(runs)
+def headline_configs(ctx: Context) -> list[tuple[str, str, bool]]:
+    return [(v, m, False) for v, m in TIMING_KEYS] + [("original", "seed", True)]
 
 
-def measure_each(ctx: Context, results: dict[str, Any], keys: Sequence[tuple[str, str]], label: str,
-                 measure: Callable[[str, str], dict[str, Any]]) -> dict[str, Any]:
-    """measure(variant, mode) for each built variant in `keys`, keyed "variant/mode"; failures are recorded."""
-    out: dict[str, Any] = {}
-    for variant, mode in keys:
-        if variant in ctx.kernel.variants:
-            entry = attempt(results, f"{label} {key_of(variant, mode)}", lambda: measure(variant, mode))
-            if entry is not None:
-                out[key_of(variant, mode)] = entry
-    return out
+def measure_headline(ctx: Context, results: dict[str, Any],
+                     extra: dict[str, BenchBlock] | None = None) -> dict[str, Any]:
+    """The timings step: every headline block, TIMING_KEYS, the synced pattern and `extra` (the ablation's
+    builds and operand regimes, experiments.ablation_blocks), in one interleaved set of rounds. Each quantity
+    at the headline shape is measured here once; the sweep, the ablation and the profiler cost reuse it.
 
-
-def measure_timings(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
-    timings = measure_each(ctx, results, TIMING_KEYS, "timings", lambda v, m: median_bench(ctx, ctx.headline, v, m))
-    synced = attempt(results, f"timings {SYNC_KEY}", lambda: median_bench(ctx, ctx.headline, "original", "seed", True))
-    if synced is not None:
-        timings[SYNC_KEY] = synced
+    Sets results["timings"], results["headline_samples"] (host us per round by block, for per-round ratios)
+    and results["noise_floor"]["headline"]."""
+    blocks = bench_blocks(ctx, ctx.headline, headline_configs(ctx))
+    blocks.update({name: block for name, block in (extra or {}).items() if name not in blocks})
+    samples, runs = run_interleaved(ctx, results, blocks, "timings", NOISE_BLOCK)
+    results["headline_samples"] = {
+        "host_us": {name: s for name, s in samples.items() if not name.endswith(harness.NOISE_TWIN_SUFFIX)},
+        "rounds": ctx.plan.rounds, "calls_per_sample": ctx.plan.calls, "warmup": ctx.plan.warmup,
+        "note": "host us per call; every block once per round, in a seeded random order per round"}
+    if NOISE_BLOCK + harness.NOISE_TWIN_SUFFIX in samples:
+        results.setdefault("noise_floor", {})["headline"] = {
+            **harness.noise_floor(samples, NOISE_BLOCK).as_dict(),
+            "block": f"{NOISE_BLOCK}, operands unchanged, timed twice per round"}
+    timings: dict[str, Any] = {}
+    for key in bench_blocks(ctx, ctx.headline, headline_configs(ctx)):
+        if key in runs:
+            timings[key] = summarize_runs(runs[key])
+            if NOISE_BLOCK in samples:
+                timings[key]["speedup_vs_original_seed"] = harness.ratio(samples, NOISE_BLOCK, key).as_dict()
     return timings
 
 
@@ -101,9 +144,10 @@ def make_torch_timer(torch: Any, stream_handle: int) -> Callable[[Shape, Plan], 
             for _ in range(plan.warmup):
                 torch.matmul(a, b.T)
             stream.synchronize()
-            runs = [torch_matmul_once(torch, a, b.T, stream, plan.calls) for _ in range(plan.repeats)]
-        return {"host_us": median([r[0] for r in runs]), "loop_us": median([r[1] for r in runs]),
-                "gpu_us": median([r[2] for r in runs]), "iterations": plan.calls, "repeats": plan.repeats,
+            runs = [torch_matmul_once(torch, a, b.T, stream, plan.calls) for _ in range(plan.rounds)]
+        host = harness.spread([r[0] for r in runs])
+        return {"host_us": host.median, "host": host.as_dict(), "loop_us": median([r[1] for r in runs]),
+                "gpu_us": median([r[2] for r in runs]), "iterations": plan.calls, "rounds": plan.rounds,
                 "call": "torch.matmul(a, b.T), bf16, a new output per call",
                 "note": "timed in Python with time.perf_counter_ns: includes the interpreter and torch's dispatcher"}
 
@@ -113,18 +157,25 @@ def make_torch_timer(torch: Any, stream_handle: int) -> Callable[[Shape, Plan], 
 # ---- Unit costs -----------------------------------------------------------------------------------------
 
 
-def repeated_ns(ctx: Context, measure: Callable[[int], float]) -> float:
-    return median([measure(ctx.plan.unit_iterations) for _ in range(ctx.plan.repeats)])
+def interleaved_ns(ctx: Context, results: dict[str, Any], probes: dict[str, Callable[[int], float]], label: str
+                   ) -> dict[str, harness.Spread]:
+    """Each probe (ns per call over its own loop of plan.unit_iterations) once per round, interleaved; a probe
+    that fails its first run is recorded in results["errors"] and left out."""
+    n = ctx.plan.unit_iterations
+    runnable = {name: probe for name, probe in probes.items()
+                if attempt(results, f"{label} {name}", lambda probe=probe: probe(n)) is not None}
+    samples = harness.interleaved({name: (lambda probe=probe: probe(n)) for name, probe in runnable.items()},
+                                  ctx.plan.rounds)
+    return {name: harness.spread(values) for name, values in samples.items()}
 
 
 def measure_unit_costs(ctx: Context, results: dict[str, Any]) -> dict[str, float]:
-    costs: dict[str, float] = {}
-    for name in ctx.backend.unit_cost_names():
-        ns = attempt(results, f"unit cost {name}",
-                     lambda: repeated_ns(ctx, lambda n: ctx.backend.unit_cost_ns(name, n)))
-        if ns is not None:
-            costs[name] = ns
-    return costs
+    """Medians in ns per call; their quartiles go to results["unit_costs_spread_ns"]."""
+    b = ctx.backend
+    spreads = interleaved_ns(ctx, results, {name: (lambda n, name=name: b.unit_cost_ns(name, n))
+                                            for name in b.unit_cost_names()}, "unit cost")
+    results["unit_costs_spread_ns"] = {name: s.as_dict() for name, s in spreads.items()}
+    return {name: s.median for name, s in spreads.items()}
 
 
 def measure_encode_costs(ctx: Context, results: dict[str, Any],
@@ -134,62 +185,71 @@ def measure_encode_costs(ctx: Context, results: dict[str, Any],
     if encodes is None:
         raise RuntimeError("needs the encodes the CUPTI child captured, which it did not return (see its error)")
     b = ctx.backend
-    costs = []
-    for i, e in enumerate(encodes):
-        ns = attempt(results, f"encode cost #{i}", lambda: repeated_ns(ctx, lambda n: b.encode_cost_ns(e, n)))
-        if ns is not None:
-            costs.append({"phase": e["phase"], "dims": list(e["dims"]), "box": list(e["box"]),
-                          "data_type": e["data_type"], "ns": ns})
-    return costs
+    spreads = interleaved_ns(ctx, results, {f"#{i}": (lambda n, e=e: b.encode_cost_ns(e, n))
+                                            for i, e in enumerate(encodes)}, "encode cost")
+    return [{"phase": e["phase"], "dims": list(e["dims"]), "box": list(e["box"]), "data_type": e["data_type"],
+             "ns": spreads[f"#{i}"].median, "q1": spreads[f"#{i}"].q1, "q3": spreads[f"#{i}"].q3,
+             "n": spreads[f"#{i}"].n} for i, e in enumerate(encodes) if f"#{i}" in spreads]
 
 
 # ---- Sweep: host and loop times here, kernel times from the child ------------------------------------
 
 
-def sweep_timings(ctx: Context, w: Workload, progress: Progress) -> list[dict[str, Any]]:
-    """Host and loop us of every sweep config at one shape, timed in this process (no CUPTI)."""
-    timed: list[dict[str, Any]] = []
-    for variant, mode, sync in SWEEP_CONFIGS:
-        if variant not in ctx.kernel.variants:
-            continue
-        t = median_bench(ctx, w, variant, mode, sync)
-        timed.append({"variant": variant, "mode": mode, "sync_each_call": sync, "host_us": t["host_us"],
-                      "loop_us": t["loop_us"]})
-        progress.step(f"{w.shape.label()} {key_of(variant, mode)}{' sync' if sync else ''}")
-    return timed
+def sweep_entry(variant: str, mode: str, sync: bool, t: dict[str, Any], measured_in: str) -> dict[str, Any]:
+    return {"variant": variant, "mode": mode, "sync_each_call": sync, "host_us": t["host_us"], "host": t["host"],
+            "loop_us": t["loop_us"], "measured_in": measured_in}
 
 
-def time_shape(ctx: Context, shape: Shape, progress: Progress) -> list[dict[str, Any]]:
+def sweep_timings(ctx: Context, results: dict[str, Any], w: Workload) -> list[dict[str, Any]]:
+    """Host and loop us of every sweep config at one shape, timed in this process (no CUPTI), interleaved.
+    At the headline shape they are the timings step's own values, not a second measurement."""
+    keys = bench_blocks(ctx, w, SWEEP_CONFIGS)
+    if w.shape == ctx.headline.shape:
+        timings = results.get("timings") or {}
+        return [sweep_entry(v, m, sync, timings[key], "timings")
+                for (v, m, sync), key in zip(configured(ctx, SWEEP_CONFIGS), keys) if key in timings]
+    _, runs = run_interleaved(ctx, results, keys, f"sweep {w.shape.label()}")
+    return [sweep_entry(v, m, sync, summarize_runs(runs[key]), "sweep")
+            for (v, m, sync), key in zip(configured(ctx, SWEEP_CONFIGS), keys) if key in runs]
+
+
+def configured(ctx: Context, configs: Sequence[tuple[str, str, bool]]) -> list[tuple[str, str, bool]]:
+    return [c for c in configs if c[0] in ctx.kernel.variants]
+
+
+def time_shape(ctx: Context, results: dict[str, Any], shape: Shape, progress: Progress) -> list[dict[str, Any]]:
     reason = ctx.kernel.unsupported(shape)
     if reason:
         raise RuntimeError(reason)
-    return sweep_timings(ctx, ctx.kernel.make(shape), progress)
-
-
-def configs_measured(ctx: Context) -> int:
-    return sum(1 for v, _, _ in SWEEP_CONFIGS if v in ctx.kernel.variants)
+    found = sweep_timings(ctx, results, ctx.headline if shape == ctx.headline.shape else ctx.kernel.make(shape))
+    progress.step(shape.label())
+    return found
 
 
 def measure_sweep_host(ctx: Context, results: dict[str, Any]) -> dict[Shape, list[dict[str, Any]]]:
     """Host and loop times at the sweep's N = K shapes; their kernel times come from the CUPTI child."""
     m = ctx.headline.shape.m
     shapes = [Shape(m, nk, nk) for nk in ctx.plan.sweep_nk]
-    progress = Progress(len(shapes) * configs_measured(ctx), "sweep")
+    progress = Progress(len(shapes), "sweep")
     timed: dict[Shape, list[dict[str, Any]]] = {}
     for shape in shapes:
-        found = attempt(results, f"sweep {shape.label()}", lambda: time_shape(ctx, shape, progress))
+        found = attempt(results, f"sweep {shape.label()}", lambda: time_shape(ctx, results, shape, progress))
         if found is not None:
             timed[shape] = found
     progress.close()
     return timed
 
 
-def time_issue_shape(ctx: Context, chosen: dict[str, Any]) -> list[dict[str, Any]]:
-    """The sweep configs at the shape the child's kernel search chose, timed here, after the child."""
+def time_issue_shape(ctx: Context, results: dict[str, Any], chosen: dict[str, Any],
+                     timed: dict[Shape, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The sweep configs at the shape the child's kernel search chose, timed here, after the child (unless the
+    sweep already timed that shape: one shape, one measurement)."""
     shape = Shape(chosen["m"], chosen["n"], chosen["k"])
-    progress = Progress(configs_measured(ctx), "sweep (issue-like kernel)")
+    if shape in timed:
+        return []  # its rows are already in the sweep
+    progress = Progress(1, "sweep (issue-like kernel)")
     try:
-        return sweep_rows(shape.as_dict(), chosen["kernel_us"], time_shape(ctx, shape, progress))
+        return sweep_rows(shape.as_dict(), chosen["kernel_us"], time_shape(ctx, results, shape, progress))
     finally:
         progress.close()
 
@@ -212,5 +272,5 @@ def assemble_sweep(ctx: Context, results: dict[str, Any], timed: dict[Shape, lis
     chosen = (results.get("kernel_search") or {}).get("chosen")
     if chosen:
         label = Shape(chosen["m"], chosen["n"], chosen["k"]).label()
-        rows += attempt(results, f"sweep {label}", lambda: time_issue_shape(ctx, chosen)) or []
+        rows += attempt(results, f"sweep {label}", lambda: time_issue_shape(ctx, results, chosen, timed)) or []
     return rows

@@ -33,7 +33,7 @@ class Plan:
     pending launches), so a loop whose kernels outlast its host code still measures the host code."""
 
     quick: bool
-    repeats: int  # timings are the median of this many loops
+    rounds: int  # interleaved rounds per timing (harness.interleaved): its median and IQR
     calls: int  # timed calls per loop
     warmup: int  # untimed calls before each loop
     count_calls: int  # N in the counting difference (2N calls minus N calls)
@@ -46,9 +46,9 @@ class Plan:
 
 def make_plan(quick: bool) -> Plan:
     if quick:
-        return Plan(True, repeats=3, calls=128, warmup=10, count_calls=10, unit_iterations=128, kernel_calls=20,
+        return Plan(True, rounds=5, calls=128, warmup=10, count_calls=10, unit_iterations=128, kernel_calls=20,
                     timeline_calls=3, sweep_nk=(1024, 4096), search_steps=2)
-    return Plan(False, repeats=5, calls=256, warmup=20, count_calls=25, unit_iterations=256, kernel_calls=20,
+    return Plan(False, rounds=15, calls=256, warmup=20, count_calls=25, unit_iterations=256, kernel_calls=20,
                 timeline_calls=3, sweep_nk=(1024, 2048, 4096, 8192), search_steps=4)
 
 
