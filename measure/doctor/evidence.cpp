@@ -52,9 +52,11 @@ void run_children(Children const& children, bool host_path, Evidence& e) {
   std::string prof = children.run(children.self(), "profile", &e.perr);
   if (auto us = parse_seed_host_us(prof)) e.prof_host = *us;
   std::string const& self = children.self();
-  std::string o0_path = self.substr(0, self.rfind('/') + 1) + "co_doctor_" + (kNvfp4 ? "nvfp4" : "sm90") + "_O0";
-  e.o0_note = "not built (configure with CO_BUILD_EXPERIMENTS=ON; SM90 twin only)";
-  if (access(o0_path.c_str(), X_OK) == 0 && !host_path) {
+  // The -O0 sibling of this doctor: same kernel family, same host path (on Hopper or not).
+  std::string o0_path = self.substr(0, self.rfind('/') + 1) + "co_doctor_" +
+                        (kNvfp4 ? (host_path ? "nvfp4_hopper" : "nvfp4") : "sm90") + "_O0";
+  e.o0_note = "not built (configure with CO_BUILD_EXPERIMENTS=ON)";
+  if (access(o0_path.c_str(), X_OK) == 0) {
     std::string oerr;
     std::string out = children.run(o0_path, "seed", &oerr);
     if (auto us = parse_seed_host_us(out)) {

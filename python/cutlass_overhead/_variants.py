@@ -9,10 +9,10 @@ from types import ModuleType
 
 # Variant modules built by CMakeLists.txt, by kernel.
 SM90_VARIANTS = ("original", "patched", "direct", "O0")
-NVFP4_VARIANTS = ("original", "patched")
+NVFP4_VARIANTS = ("original", "patched", "O0")
 # "nvfp4_hopper": the NVFP4 seed built for sm_90a with CO_NVFP4_HOST_PATH_ON_HOPPER=ON. Measurement
 # only: host path on Hopper, no tensor-core math (every call ends in a captured, never-launched graph).
-NVFP4_HOPPER_VARIANTS = ("original", "patched")
+NVFP4_HOPPER_VARIANTS = ("original", "patched", "O0")
 
 
 class VariantUnavailable(RuntimeError):
@@ -56,7 +56,7 @@ def load(kind: str, variant: str) -> ModuleType:
     if name not in _build_info.MODULES:
         archs = ";".join(_build_info.CUDA_ARCHS)
         experiment = " and CO_BUILD_EXPERIMENTS=ON" if variant in ("direct", "O0") else ""
-        hint = ("needs a Blackwell arch in CO_CUDA_ARCHS (100a, 110a or 101a)" if kind == "nvfp4"
+        hint = ("needs a Blackwell arch in CO_CUDA_ARCHS (100a, 110a or 101a)" + experiment if kind == "nvfp4"
                 else "needs 90a in CO_CUDA_ARCHS and CO_NVFP4_HOST_PATH_ON_HOPPER=ON" if kind == "nvfp4_hopper"
                 else "needs 90a in CO_CUDA_ARCHS" + experiment)
         raise VariantUnavailable(f"{kind}/{variant} was not built (CO_CUDA_ARCHS={archs}); it {hint}")
