@@ -111,7 +111,7 @@ def test_bench_refuses_an_unknown_mode(torch_sm90: Any) -> None:
 @pytest.mark.gpu
 def test_torch_matmul_timer(torch_sm90: Any) -> None:
     stream = _device.Stream()
-    plan = replace(make_plan(quick=True), repeats=1, calls=8, warmup=1)
+    plan = replace(make_plan(quick=True), rounds=3, calls=8, warmup=1)
     timed = timing.make_torch_timer(torch_sm90, stream.handle)(SMALL, plan)
-    assert timed["iterations"] == 8 and timed["repeats"] == 1
+    assert timed["iterations"] == 8 and timed["rounds"] == 3 and timed["host"]["n"] == 3
     assert timed["host_us"] > 0 and timed["gpu_us"] > 0

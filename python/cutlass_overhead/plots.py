@@ -182,7 +182,7 @@ def plot_host_time(fig: Any, results: Results) -> None:
         used[f"kernel {kernel:.1f} us (CUPTI)"] = ax.axvline(kernel, color=KERNEL_COLOR, linestyle="--", zorder=0.5)
     ax.set_xlabel("host us per call (no sync unless named)")
     ax.legend(used.values(), used.keys(), fontsize=8, loc="lower right")
-    ax.set_title(f"Host time per call, {shape_text(results)} (median of repeats)")
+    ax.set_title(f"Host time per call, {shape_text(results)} (median of interleaved rounds)")
 
 
 # ---- sweep.png ------------------------------------------------------------------------------------------
@@ -491,7 +491,7 @@ def plot_attribution(fig: Any, results: Results) -> None:
     ax.invert_yaxis()
     ax.set_xlim(0, xmax * 1.2)
     ax.tick_params(axis="x", labelsize=8)
-    ax.set_xlabel("us per GEMM call; a bar's length is the measured host time per call (median of repeats)",
+    ax.set_xlabel("us per GEMM call; a bar's length is the measured host time per call (median of interleaved rounds)",
                   fontsize=9)
     ax.grid(True, axis="x", alpha=0.3)
     ax.set_title("API count × unit cost, by API group, and the unexplained rest", fontsize=10)

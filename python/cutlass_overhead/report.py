@@ -101,7 +101,7 @@ def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="cutlass-overhead-report", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("report"), help="output directory (default ./report)")
-    parser.add_argument("--quick", action="store_true", help="short run (fewer repeats and sweep shapes)")
+    parser.add_argument("--quick", action="store_true", help="short run (fewer rounds and sweep shapes)")
     parser.add_argument("--m", type=int, default=128, help="headline M (default 128, the seed's M128 config)")
     parser.add_argument("--n", type=int, default=4096, help="headline N (default 4096)")
     parser.add_argument("--k", type=int, default=4096, help="headline K (default 4096)")
