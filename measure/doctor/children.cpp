@@ -105,10 +105,13 @@ co::trace::EncodeInputs parse_encode(std::string const& encode_line, std::string
   return e;
 }
 
-std::optional<double> parse_seed_host_us(std::string const& child_output) {
+std::optional<Spread> parse_seed_host_us(std::string const& child_output) {
   auto at = child_output.find("seed_host_us ");
   if (at == std::string::npos) return std::nullopt;
-  return std::atof(child_output.c_str() + at + 13);
+  std::istringstream ls(child_output.substr(at + 13));
+  Spread s;
+  if (!(ls >> s.median >> s.p25 >> s.p75)) return std::nullopt;
+  return s;
 }
 
 // ---- Children: what each --child mode prints -------------------------------------------------------

@@ -12,6 +12,7 @@
 
 #include "co_trace.h"
 #include "options.h"
+#include "stats.h"
 
 namespace co::doctor {
 
@@ -50,8 +51,9 @@ struct Counts {
 Counts parse_counts(std::string const& child_output);
 co::trace::EncodeInputs parse_encode(std::string const& encode_line, std::string* combo);
 
-// The seed's host time a child_profile or child_seed printed; nothing when it printed none.
-std::optional<double> parse_seed_host_us(std::string const& child_output);
+// The seed's host time a child_profile or child_seed printed (median and quartiles, no rounds); nothing
+// when it printed none.
+std::optional<Spread> parse_seed_host_us(std::string const& child_output);
 
 // The APIs the verdict and the matrix count, by the names CUPTI reports.
 inline std::vector<std::string> const kLookupApis = {"cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion"};

@@ -160,9 +160,11 @@ std::vector<Suspect> rank_suspects(Evidence const& e, ModeResult const& seed, do
               "seed host/call " + jnum(kernel_load.seed.host.median) + " us; attribute call " +
                   jnum(kernel_load.attr_gemm.median) + "; empty launch " + jnum(kernel_load.empty_launch.median) +
                   (kernel_load.in_flight_after ? "" : " (load finished before the end: raise --load-ms)"));
-  add_suspect("profiler attached (CUPTI activity: runtime, driver, kernels)", e.prof_host, seed.host.median,
-              std::isnan(e.prof_host) ? "failed: " + e.perr : "seed host/call " + jnum(e.prof_host) + " us");
-  if (!std::isnan(e.o0_host)) add_suspect("host code built -O0", e.o0_host, seed.host.median, "seed host/call " + jnum(e.o0_host) + " us");
+  add_suspect("profiler attached (CUPTI activity: runtime, driver, kernels)", e.prof_host.median, seed.host.median,
+              std::isnan(e.prof_host.median) ? "failed: " + e.perr : "seed host/call " + jnum(e.prof_host.median) + " us");
+  if (!std::isnan(e.o0_host.median))
+    add_suspect("host code built -O0", e.o0_host.median, seed.host.median,
+                "seed host/call " + jnum(e.o0_host.median) + " us (IQR " + jnum(e.o0_host.p25) + "-" + jnum(e.o0_host.p75) + ")");
   add_suspect("cudaStreamSynchronize after every call", e.sync_each.loop.median, loop,
               "loop/iter " + jnum(e.sync_each.loop.median) + " us vs " + jnum(loop) + " back-to-back");
   add_suspect("a real workspace allocation per call (cudaMalloc + cudaFree of " + std::to_string(e.ws_bytes) + " B)",
@@ -246,8 +248,10 @@ void add_results(Evidence const& e, UnitCosts const& u, Verdict const& v, Worklo
   };
   J.push_back({"under_copy_load", jload(e.copy_load)});
   J.push_back({"under_kernel_load", jload(e.kernel_load)});
-  J.push_back({"profiler_attached_seed_host_us", jnum(e.prof_host)});
-  J.push_back({"O0", jobj({{"note", jstr(e.o0_note)}, {"seed_host_us", jnum(e.o0_host)}})});
+  J.push_back({"profiler_attached_seed_host_us", jnum(e.prof_host.median)});
+  J.push_back({"profiler_attached_seed_host", jspread(e.prof_host)});
+  J.push_back({"O0", jobj({{"note", jstr(e.o0_note)}, {"seed_host_us", jnum(e.o0_host.median)},
+                           {"seed_host", jspread(e.o0_host)}})});
   J.push_back({"unit_costs_us", jobj({{"entry_point_lookup", jnum(u.lookup_us)}, {"driver_version_query", jnum(u.version_us)},
                                       {"encode_median_over_captured", jnum(u.encode_us)},
                                       {"func_set_attribute_gemm", jnum(e.attr_gemm_idle.median)}})});

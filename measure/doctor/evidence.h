@@ -30,9 +30,9 @@ struct Evidence {
   co::KernelHandle gemm_kernel;
   Spread attr_gemm_idle, attr_empty_idle, launch_empty_idle;
   UnderLoad copy_load, kernel_load;
-  double prof_host = NAN;  // seed host us/call with CUPTI activity attached (child)
-  std::string perr;        // why that child failed, if it did
-  double o0_host = NAN;    // the same from the -O0 sibling, where built
+  Spread prof_host;  // seed host us/call with CUPTI activity attached (child)
+  std::string perr;  // why that child failed, if it did
+  Spread o0_host;    // the same from the -O0 sibling, where built
   std::string o0_note;
 };
 
