@@ -88,7 +88,7 @@ def ablation(r: dict[str, Any]) -> str:
             mine = [iqr(h["host_us"]), iqr(h["ratio_to_pristine"], ".3f"), ""]
             cells += mine + ["", "", ""] if regime == "unchanged" else ["", "", ""] + mine
             rows.append(cells)
-    nf = r["noise_floor"]["ablation"]
+    nf = r["noise_floor"]["headline"]
     return block(table(
         ["Build", "per call: lookups / encodes / `cudaFuncSetAttribute` / `cudaMalloc`",
          "unchanged operands: host µs/call", "ratio to pristine", "step (points)",
@@ -216,7 +216,7 @@ def merge_first(r: dict[str, Any]) -> str:
 def steps(r: dict[str, Any]) -> str:
     """Each library commit's step (operands unchanged), and whether the IQRs before and after it are disjoint
     (before the first commit: the A/A noise floor, pristine against itself)."""
-    a, nf = r["ablation"], r["noise_floor"]["ablation"]
+    a, nf = r["ablation"], r["noise_floor"]["headline"]
     out, before, prev = [], nf, 1.0
     for v in a["variants"]:
         h = a["host_us"]["unchanged"][f"{v['variant']}/seed"]["ratio_to_pristine"]
