@@ -11,7 +11,8 @@ from .errors import ResultsError
 NBSP = "\u00a0"
 
 
-def _number(x: Any, what: str) -> float:
+def number(x: Any, what: str) -> float:
+    """x as a float, or the build fails saying why (undefined, null, not a number)."""
     from jinja2 import Undefined
 
     if isinstance(x, Undefined):
@@ -24,7 +25,7 @@ def _number(x: Any, what: str) -> float:
 
 
 def fmt_num(x: Any) -> str:
-    x = _number(x, "a number")
+    x = number(x, "a number")
     if not math.isfinite(x):
         return "n/a"
     a = abs(x)
@@ -38,12 +39,12 @@ def fmt_num(x: Any) -> str:
 
 
 def fmt_count(x: Any) -> str:
-    x = _number(x, "a count")
+    x = number(x, "a count")
     return str(int(round(x))) if abs(x - round(x)) < 1e-6 else f"{x:.2f}"
 
 
 def fmt_ratio(x: Any) -> str:
-    x = _number(x, "a ratio")
+    x = number(x, "a ratio")
     return f"{x:.0f}×" if abs(x) >= 10 else f"{x:.1f}×"
 
 
@@ -53,8 +54,8 @@ FILTERS: dict[str, Callable[[Any], str]] = {
     "ns": lambda x: f"{fmt_num(x)}{NBSP}ns",
     "x": fmt_ratio,
     "count": fmt_count,
-    "int": lambda x: str(int(round(_number(x, "an integer")))),
-    "pct": lambda x: f"{_number(x, 'a percentage'):.0f}{NBSP}%",
+    "int": lambda x: str(int(round(number(x, "an integer")))),
+    "pct": lambda x: f"{number(x, 'a percentage'):.0f}{NBSP}%",
 }
 
 
@@ -70,7 +71,7 @@ def _stat(stat: Any, what: str) -> tuple[float, float, float]:
     lacking = [k for k in keys if k not in stat]
     if lacking:
         raise ResultsError(f"a page formats a spread without {', '.join(lacking)} as {what}")
-    return tuple(_number(stat[k], what) for k in keys)  # type: ignore[return-value]
+    return tuple(number(stat[k], what) for k in keys)  # type: ignore[return-value]
 
 
 def fmt_iqr(stat: Any, unit: str = "") -> str:
