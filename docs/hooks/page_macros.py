@@ -30,7 +30,6 @@ def variables(runs: dict[str, Run]) -> dict[str, Any]:
 
 def macros(root: Path, runs: dict[str, Run], repo_url: str) -> list[Callable[..., str]]:
     """The page macros, each registered under its function name."""
-    main = runs["r"]
 
     def run_of(run: str) -> Run:
         if run not in runs:

@@ -22,7 +22,9 @@ from .present import fmt
 from .workloads import CountRow, Record
 
 ATTRIBUTION_VARIANTS: tuple[str, ...] = ("original", "patched", "direct", "O0")
-SYNC_KEY = "original/seed/sync_each_call"
+# A timing key with a cudaStreamSynchronize after every call ends in this suffix.
+SYNC_SUFFIX = "/sync_each_call"
+SYNC_KEY = key_of("original", "seed") + SYNC_SUFFIX
 
 # Unit-cost probes (measure/trace/unit_costs.cu) that price an API of the same name.
 SAME_NAMED_PROBES: tuple[str, ...] = (
@@ -336,9 +338,9 @@ def published_values(results: dict[str, Any]) -> list[tuple[tuple[Any, ...], str
             out.append(((what, shape_label, variant, mode, operands, sync), where, float(value)))
 
     for key, t in (results.get("timings") or {}).items():
-        variant, mode, *rest = key.split("/")
-        add("host_us", f"timings[{key}].host_us", t.get("host_us"), headline, variant, mode, sync=bool(rest))
-        add("loop_us", f"timings[{key}].loop_us", t.get("loop_us"), headline, variant, mode, sync=bool(rest))
+        variant, mode = key.removesuffix(SYNC_SUFFIX).split("/")
+        for what in ("host_us", "loop_us"):
+            add(what, f"timings[{key}].{what}", t.get(what), headline, variant, mode, sync=key.endswith(SYNC_SUFFIX))
     for i, row in enumerate(results.get("sweep") or []):
         label = f"{row['m']}x{row['n']}x{row['k']}"
         for what in ("host_us", "loop_us"):

@@ -13,7 +13,7 @@ from typing import Any
 
 from . import harness
 from ._steps import Progress, attempt, key_of, median, record_error
-from .analysis import SYNC_KEY, sweep_rows
+from .analysis import SYNC_SUFFIX, sweep_rows
 from .workloads import Context, Plan, Shape, Workload
 
 TIMING_KEYS: tuple[tuple[str, str], ...] = (
@@ -33,11 +33,15 @@ NOISE_BLOCK = key_of("original", "seed")
 BenchBlock = Callable[[], dict[str, Any]]  # one bench() result: a loop of plan.calls calls
 
 
+def timing_key(variant: str, mode: str, sync: bool) -> str:
+    """"variant/mode", with SYNC_SUFFIX when the loop synchronizes after every call."""
+    return key_of(variant, mode) + (SYNC_SUFFIX if sync else "")
+
+
 def bench_blocks(ctx: Context, w: Workload, configs: Sequence[tuple[str, str, bool]]) -> dict[str, BenchBlock]:
-    """(variant, mode, sync_each_call) -> a block timing plan.calls calls, keyed "variant/mode[/sync_each_call]"."""
+    """(variant, mode, sync_each_call) -> a block timing plan.calls calls, keyed by timing_key()."""
     p = ctx.plan
-    return {key_of(v, m) + ("/sync_each_call" if sync else ""):
-            (lambda v=v, m=m, sync=sync: w.bench(v, m, p.calls, p.warmup, sync))
+    return {timing_key(v, m, sync): (lambda v=v, m=m, sync=sync: w.bench(v, m, p.calls, p.warmup, sync))
             for v, m, sync in configs if v in ctx.kernel.variants}
 
 
@@ -95,8 +99,8 @@ def measure_headline(ctx: Context, results: dict[str, Any],
 
     Sets results["timings"], results["headline_samples"] (host us per round by block, for per-round ratios)
     and results["noise_floor"]["headline"]."""
-    blocks = bench_blocks(ctx, ctx.headline, headline_configs(ctx))
-    blocks.update({name: block for name, block in (extra or {}).items() if name not in blocks})
+    own = bench_blocks(ctx, ctx.headline, headline_configs(ctx))
+    blocks = {**{name: block for name, block in (extra or {}).items() if name not in own}, **own}
     samples, runs = run_interleaved(ctx, results, blocks, "timings", NOISE_BLOCK)
     results["headline_samples"] = {
         "host_us": {name: s for name, s in samples.items() if not name.endswith(harness.NOISE_TWIN_SUFFIX)},
@@ -107,7 +111,7 @@ def measure_headline(ctx: Context, results: dict[str, Any],
             **harness.noise_floor(samples, NOISE_BLOCK).as_dict(),
             "block": f"{NOISE_BLOCK}, operands unchanged, timed twice per round"}
     timings: dict[str, Any] = {}
-    for key in bench_blocks(ctx, ctx.headline, headline_configs(ctx)):
+    for key in own:
         if key in runs:
             timings[key] = summarize_runs(runs[key])
             if NOISE_BLOCK in samples:
@@ -203,18 +207,13 @@ def sweep_entry(variant: str, mode: str, sync: bool, t: dict[str, Any], measured
 def sweep_timings(ctx: Context, results: dict[str, Any], w: Workload) -> list[dict[str, Any]]:
     """Host and loop us of every sweep config at one shape, timed in this process (no CUPTI), interleaved.
     At the headline shape they are the timings step's own values, not a second measurement."""
-    keys = bench_blocks(ctx, w, SWEEP_CONFIGS)
     if w.shape == ctx.headline.shape:
-        timings = results.get("timings") or {}
-        return [sweep_entry(v, m, sync, timings[key], "timings")
-                for (v, m, sync), key in zip(configured(ctx, SWEEP_CONFIGS), keys) if key in timings]
-    _, runs = run_interleaved(ctx, results, keys, f"sweep {w.shape.label()}")
-    return [sweep_entry(v, m, sync, summarize_runs(runs[key]), "sweep")
-            for (v, m, sync), key in zip(configured(ctx, SWEEP_CONFIGS), keys) if key in runs]
-
-
-def configured(ctx: Context, configs: Sequence[tuple[str, str, bool]]) -> list[tuple[str, str, bool]]:
-    return [c for c in configs if c[0] in ctx.kernel.variants]
+        found, where = results.get("timings") or {}, "timings"
+    else:
+        _, runs = run_interleaved(ctx, results, bench_blocks(ctx, w, SWEEP_CONFIGS), f"sweep {w.shape.label()}")
+        found, where = {key: summarize_runs(r) for key, r in runs.items()}, "sweep"
+    return [sweep_entry(v, m, sync, found[timing_key(v, m, sync)], where) for v, m, sync in SWEEP_CONFIGS
+            if timing_key(v, m, sync) in found]
 
 
 def time_shape(ctx: Context, results: dict[str, Any], shape: Shape, progress: Progress) -> list[dict[str, Any]]:
