@@ -255,7 +255,8 @@ def unit_test_log(path: Path) -> str:
     tree, series = first(r"^# CUTLASS: (.*?)(?:, from .*)?$"), first(r"^# series: patch/(.*)$")
     # The GPU of the run part (a log built elsewhere stamps the build machine first).
     gpus = re.findall(r"^# GPU \(index, name, driver\): (.*)$", text, re.M)
-    gpu, result = (gpus[-1] if gpus else "?"), first(r"^## result: (\w+)$")
+    # nvidia-smi's line starts with the device index ("0, NVIDIA H200, 580.159.04"): name and driver only.
+    gpu, result = (re.sub(r"^\d+,\s*", "", gpus[-1]) if gpus else "?"), first(r"^## result: (\w+)$")
     runs = re.findall(r"^=> (\S+): (all passed|FAILED.*)$", text, re.M)
     passed = ", ".join(f"`{b}`" for b, outcome in runs if outcome == "all passed")
     n_passed = sum(outcome == "all passed" for _, outcome in runs)
@@ -280,6 +281,9 @@ def unit_test_log(path: Path) -> str:
         out += "; exported library-local symbols: " + ", ".join(
             f"{'as built' if v == 'series' else 'default visibility'} {n} ({u} `STB_GNU_UNIQUE`)"
             for v, n, u in library)
+    if differ:  # kept for what it alone shows; its verdict is that state's, not the series'
+        return out + (f". Result of that earlier state: {result}; the series as it is now is checked by the logs "
+                      "above, and this log is kept for the tests it ran that they do not.")
     return out + f". Result: {result}."
 
 
