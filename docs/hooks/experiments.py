@@ -64,15 +64,17 @@ def table_ablation(results: dict[str, Any], steps: dict[str, float]) -> str:
     ab = _need(results, "ablation")
     unchanged, changing = ab["host_us"]["unchanged"], ab["host_us"].get("changing") or {}
     counts = ab.get("counts_per_call") or {}
-    heads = ["build", *(h for _, h in COUNT_COLUMNS), "host µs/call, operands unchanged", "vs pristine",
-             "change (points)", f"host µs/call, A and D change every call (rotation {ab['rotation']})"]
+    # The times first: on a phone the table scrolls, and the columns a reader comes for stay on screen.
+    heads = ["build", "host µs/call, operands unchanged", "vs pristine", "change (points)",
+             f"host µs/call, A and D change every call (rotation {ab['rotation']})", *(h for _, h in COUNT_COLUMNS)]
     rows = []
 
     def add(label: str, key: str, step: str) -> None:
         c = (counts.get("unchanged") or {}).get(key) or (counts.get("changing") or {}).get(key) or {}
         u, ch = unchanged.get(key), changing.get(key)
-        rows.append([label, *(cell_count(c.get(k)) if c else "–" for k, _ in COUNT_COLUMNS),
-                     cell_iqr(u["host_us"]) if u else "–", cell_ratio_iqr(u["ratio_to_pristine"]) if u else "–", step, cell_iqr(ch["host_us"]) if ch else "–"])
+        rows.append([label, cell_iqr(u["host_us"]) if u else "–", cell_ratio_iqr(u["ratio_to_pristine"]) if u else "–",
+                     step, cell_iqr(ch["host_us"]) if ch else "–",
+                     *(cell_count(c.get(k)) if c else "–" for k, _ in COUNT_COLUMNS)])
 
     for name, added in builds(results):
         key = f"{name}/seed"

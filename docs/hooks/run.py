@@ -79,7 +79,7 @@ class Run:
     def table_headline(self) -> str:
         timings, calls = self.need("timings"), self.derived["calls"]
         keys = [k for k in ("original/seed", "patched/seed", "original/floor") if k in timings]
-        heads = {"original/seed": "issue's pattern", "patched/seed": "patched", "original/floor": "floor"}
+        heads = {"original/seed": "issue's<br>pattern", "patched/seed": "patched", "original/floor": "floor"}
         rows = [["entry-point lookups"] + [cell_count(calls[k]["total"]["lookups"]) for k in keys],
                 ["`cuTensorMapEncodeTiled`"] + [cell_count(calls[k]["total"]["encodes"]) for k in keys],
                 ["runtime API calls"] + [cell_count(calls[k]["total"]["runtime"]) for k in keys],
