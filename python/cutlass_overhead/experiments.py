@@ -7,7 +7,9 @@ per round, and published beside the run's A/A noise floor (the same block timed 
 * ablation   host us per call of the issue's pattern for pristine CUTLASS, each prefix of the patch series
              (CO_BUILD_ABLATION), the full series and the caller-side fixes, with operands unchanged and with
              A and D changing every call (`ROTATION` buffers each); plus API counts per call (CUPTI, in a
-             child process: this one never loads CUPTI).
+             child process: this one never loads CUPTI). In the report these blocks run inside the timings
+             step's rounds (timing.measure_headline, via headline_blocks()), so a configuration both name is
+             timed once; run alone (`python -m cutlass_overhead.experiments`) they get rounds of their own.
 * layer      one transformer layer's GEMMs (layer_gemms() in C++) at a decode and a prefill M, A and D
              rotating: host us per layer with the launch queue never filling (the stream is drained before
              each layer, outside the timed span), and loop and GPU us per layer (host- or GPU-bound).
