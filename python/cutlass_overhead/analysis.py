@@ -282,6 +282,11 @@ def synced_at_issue_shape(results: dict[str, Any]) -> float | None:
     return rows[0]["host_us"] if rows else None
 
 
+# Candidate causes that other sections also publish, named once (published_values finds them by these).
+BASELINE_CAUSE = "original CUTLASS, host code -O3 (baseline)"
+PROFILER_CAUSE = "CUPTI API tracing on (a profiler attached)"
+
+
 def candidates_625(results: dict[str, Any], gpu: str) -> list[dict[str, Any]]:
     require(results, "timings:original/seed")
     timings, tracing = results["timings"], results.get("tracing_cost") or {}
@@ -291,10 +296,10 @@ def candidates_625(results: dict[str, Any], gpu: str) -> list[dict[str, Any]]:
     issue_shape = (f"M={chosen.get('m')} N={chosen.get('n')} K={chosen.get('k')}, "
                    f"kernel {fmt(chosen.get('kernel_us'))} us")
     rows = [
-        candidate("original CUTLASS, host code -O3 (baseline)", base, base, gpu),
+        candidate(BASELINE_CAUSE, base, base, gpu),
         candidate("host code built -O0 (a CMake Debug build)", timings.get("O0/seed", {}).get("host_us"), base, gpu,
                   o0_missing),
-        candidate("CUPTI API tracing on (a profiler attached)", tracing.get("on_host_us"), base, gpu),
+        candidate(PROFILER_CAUSE, tracing.get("on_host_us"), base, gpu),
         candidate("-O0 host build and CUPTI tracing together", tracing.get("o0_on_host_us"), base, gpu, o0_missing),
         candidate("cudaStreamSynchronize after every call (host waits for each kernel; headline shape)",
                   timings.get(SYNC_KEY, {}).get("host_us"), base, gpu),
@@ -357,10 +362,10 @@ def published_values(results: dict[str, Any]) -> list[tuple[tuple[Any, ...], str
     tracing = results.get("tracing_cost") or {}
     add("profiler_factor", "tracing_cost.factor", tracing.get("factor"), headline, "original", "seed")
     for i, row in enumerate(results.get("candidates_625") or []):
-        if str(row.get("cause", "")).startswith("CUPTI API tracing on"):
+        if row.get("cause") == PROFILER_CAUSE:
             add("profiler_factor", f"candidates_625[{i}].factor_vs_original_o3", row.get("factor_vs_original_o3"),
                 headline, "original", "seed")
-        if str(row.get("cause", "")).startswith("original CUTLASS, host code -O3"):
+        if row.get("cause") == BASELINE_CAUSE:
             add("host_us", f"candidates_625[{i}].host_us", row.get("host_us"), headline, "original", "seed")
     return out
 

@@ -264,8 +264,8 @@ def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0,
     parts, parts_spread = measure_initialize_parts(runner, plan, seed)
     return {"ablation": ablation, "layer": layer, "in_situ_ns": in_situ, "in_situ_spread_ns": in_situ_spread,
             "initialize_parts_ns": parts, "initialize_parts_spread_ns": parts_spread,
-            "noise_floor": {**({"headline": {**ablation_noise.as_dict(), "block": f"{PRISTINE}/seed, operands "
-                                                                                  "unchanged, timed twice per round"}}
+            "noise_floor": {**({"headline": {**ablation_noise.as_dict(),
+                                             "block": harness.noise_block_note(config_key(PRISTINE, "seed"))}}
                                if ablation_noise is not None else {}),
                             "layer": {**layer_noise.as_dict(), "block": f"{PRISTINE}/seed, M={LAYER_MS[0]}, host"}}}
 

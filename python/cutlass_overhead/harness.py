@@ -21,6 +21,11 @@ from typing import Any
 NOISE_TWIN_SUFFIX = "#twin"
 
 
+def noise_block_note(block: str, operands: str = "operands unchanged") -> str:
+    """How a noise floor's block is described in the JSON."""
+    return f"{block}, {operands}, timed twice per round"
+
+
 @dataclass(frozen=True)
 class Spread:
     """Median and interquartile range of samples (any unit; ratios are unitless)."""

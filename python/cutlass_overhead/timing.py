@@ -109,7 +109,7 @@ def measure_headline(ctx: Context, results: dict[str, Any],
     if NOISE_BLOCK + harness.NOISE_TWIN_SUFFIX in samples:
         results.setdefault("noise_floor", {})["headline"] = {
             **harness.noise_floor(samples, NOISE_BLOCK).as_dict(),
-            "block": f"{NOISE_BLOCK}, operands unchanged, timed twice per round"}
+            "block": harness.noise_block_note(NOISE_BLOCK)}
     timings: dict[str, Any] = {}
     for key in own:
         if key in runs:
