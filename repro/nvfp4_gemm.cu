@@ -12,6 +12,7 @@
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 #include "cutlass/util/device_memory.h"
 #include "cutlass/util/packed_stride.hpp"
+#include "params_reuse_opt_in.h"
 
 #include "bench.cuh"
 #include "gemm_api.h"

@@ -24,13 +24,13 @@ OVERHEAD = "tests/test_overhead.py"
 # (variant map: broken module in place of a variant, by the number of the last patch it has, or "patched";
 #  tests that must fail; what is missing)
 CHECKS: list[tuple[dict[str, str], list[str], str]] = [
-    ({"patched": "0007"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts"],
-     "run(args) reusing Params (0008): run(args) encodes the 4 descriptors again"),
-    ({"patched": "0005"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts",
+    ({"patched": "pr3-kernel-attributes-once"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts"],
+     "the opt-in Params reuse (PR 4): run(args) encodes the 4 descriptors again"),
+    ({"patched": "pr2-entry-points-once"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts",
                            "tests/test_experiments_gpu.py::test_initialize_parts_time_the_piece_they_name[patched-0]"],
-     "the smem attribute set once (0007) and the Params reuse (0008)"),
-    ({"patched": "0003"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts"],
-     "no cudaMalloc for a zero-size workspace (0004) and everything after it"),
+     "the kernel attributes set once (PR 3) and the Params reuse (PR 4)"),
+    ({"patched": "pr1-portable-clusters"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts"],
+     "the entry points looked up once (PR 2) and everything after it"),
     ({"original": "patched"}, [f"{OVERHEAD}::test_overhead_original_counts_match_the_source_reading",
                                f"{OVERHEAD}::test_overhead_floor_calls_only_the_launch_and_its_attribute"],
      "pristine CUTLASS (the tests' counts of the source reading and of the floor's attribute call)"),
@@ -41,15 +41,16 @@ CHECKS: list[tuple[dict[str, str], list[str], str]] = [
 OBSERVE: list[tuple[dict[str, str], list[str], str]] = [
     ({"patched": "original"}, [f"{OVERHEAD}::test_overhead_graph_capture_and_replay[patched-global]"],
      "pristine CUTLASS captured in global mode"),
-    ({"patched": "0003"}, [f"{OVERHEAD}::test_overhead_graph_capture_and_replay[patched-global]"],
-     "the series up to 0003 (the zero-size cudaMalloc still made) captured in global mode"),
+    ({"patched": "pr1-portable-clusters"}, [f"{OVERHEAD}::test_overhead_graph_capture_and_replay[patched-global]"],
+     "PR 1 alone (attribute calls still made) captured in global mode"),
 ]
 
 
 def ablation_by_last_patch() -> dict[str, str]:
     from cutlass_overhead._variants import ablation_variants
 
-    return {str(v["last"]).rsplit("/", 1)[-1][:4]: str(v["variant"]) for v in ablation_variants()}
+    # Keyed by the PR folder of the prefix's last patch: each PR's last header-changing commit ends one prefix.
+    return {str(v["last"]).split("/", 1)[0]: str(v["variant"]) for v in ablation_variants()}
 
 
 def run(variant_map: dict[str, str], tests: list[str], log: list[str]) -> set[str]:

@@ -128,12 +128,9 @@ REMOVES: list[tuple[str, dict[str, int | str]]] = [
     (r"driver version", {"driver_version_queries": "zero"}),
     # v4.3.5's backport of upstream #2928: cuDriverGetVersion becomes cudaDriverGetVersion, one query each.
     (r"#2928|runtime API", {}),
-    # The context binding acts only on a thread with no current context; the seed's thread has one.
-    (r"bind the primary context", {}),
-    (r"zero-size|cudaMalloc", {"cudaMalloc": "zero"}),
     (r"non-portable cluster", {"cudaFuncSetAttribute": -1}),
-    (r"smem attribute once", {"cudaFuncSetAttribute": -2}),
-    (r"reuse Params", {"tma_encodes": -4}),
+    (r"kernel attributes once", {"cudaFuncSetAttribute": -2}),
+    (r"Params reuse", {"tma_encodes": -4}),
 ]
 
 
