@@ -11,7 +11,8 @@
 #   (default /usr/src/googletest: googletest from the distribution's package, never downloaded),
 #   CUDA_ARCHS (default 90a),
 #   TARGETS (default: every target the series adds or adds a test to), WORK_DIR, RUN=1 (also run each built
-#   binary, on a machine with a GPU; the gtest summary lines go to the log).
+#   binary, on a machine with a GPU; the gtest summary lines go to the log), BUILD_TIMEOUT and RUN_TIMEOUT
+#   (seconds: a build stopped there runs what it built; each binary's limit).
 set -uo pipefail
 src=${1:?usage: scripts/cutlass-cmake-targets.sh CUTLASS_CHECKOUT OUT_DIR}
 out=${2:?usage: scripts/cutlass-cmake-targets.sh CUTLASS_CHECKOUT OUT_DIR}
@@ -45,11 +46,13 @@ cmake -S "$work/tree" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUT
 say "configured; targets the series registers:"
 ninja -C "$work/build" -t targets all | sed -n 's/^\(cutlass_test_unit_[a-z0-9_]*\): phony$/\1/p' |
   grep -E 'universal_adapter|tma_host_encode' | sed 's/^/  /' | tee -a "$log"
+cp "$work/build.log" "$out/cutlass-cmake-build-$label.log" 2>/dev/null
 say ""
 say "## build: $TARGETS"
 start=$(date +%s)
 status=0
-ninja -C "$work/build" -j "${JOBS:-$(nproc)}" $TARGETS > "$work/build.log" 2>&1 || status=1
+# BUILD_TIMEOUT (s): stop the build there and run what was built (one short GPU call); -k 0 builds every target it can.
+timeout "${BUILD_TIMEOUT:-0}" ninja -C "$work/build" -k 0 -j "${JOBS:-$(nproc)}" $TARGETS > "$work/build.log" 2>&1 || status=1
 grep -E '^FAILED|error' "$work/build.log" | head -20 | tee -a "$log"
 for t in $TARGETS; do
   bin=$(find "$work/build/test" -type f -name "$t" -perm -u+x | head -1)
@@ -63,7 +66,7 @@ if [ "${RUN:-0}" = 1 ]; then
   for t in $TARGETS; do
     bin=$(find "$work/build/test" -type f -name "$t" -perm -u+x | head -1)
     [ -n "$bin" ] || continue
-    out_t=$( (cd "$(dirname "$bin")" && timeout 600 "$bin" --gtest_color=no) 2>&1)
+    out_t=$( (cd "$(dirname "$bin")" && timeout "${RUN_TIMEOUT:-600}" "$bin" --gtest_color=no) 2>&1)
     rc=$?
     echo "$out_t" > "$work/run-$t.log"
     say "$t: rc $rc; $(echo "$out_t" | grep -E '^\[  (PASSED|FAILED|SKIPPED) *\] [0-9]+ test' | paste -sd' ')"

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# CUTLASS's own unit tests and the series' tests, built with CUTLASS's own CMake on CUTLASS with the series
+# applied (git am), then run; and the break checks: each series test built against a tree that lacks the
+# behaviour it names, where it must fail. Writes stamped logs to OUT_DIR.
+#
+# Usage: scripts/cutlass-suites.sh CUTLASS_GIT OUT_DIR
+#   CUTLASS_GIT  a CUTLASS git repository (a clone, or a bundle .carry/cutlass-series.bundle cloned); its commit
+#                BASE (default: HEAD) must be pristine: the script applies patch/$SERIES to a clone of it.
+# Environment:
+#   PHASE        build | run | all (default all). "build" needs no GPU (STUB_LIBCUDA=1 links against a generated
+#                stub libcuda.so.1; the GPU machine's driver is loaded at run time) and packs the binaries into
+#                OUT_DIR/cutlass-suites-bin.tar.xz; "run" unpacks that file where there is no build.
+#   SERIES (default series), BASE, LABEL (default main), JOBS, CUDA_ARCHS (default 90a), GOOGLETEST_DIR
+#   (default /usr/src/googletest, the distribution's source package), WORK_DIR (default a new temporary one),
+#   SUITES (default: the upstream targets below), BREAKS=1 (run phase: build and run the break checks too).
+set -uo pipefail
+src=${1:?usage: scripts/cutlass-suites.sh CUTLASS_GIT OUT_DIR}
+out=${2:?usage: scripts/cutlass-suites.sh CUTLASS_GIT OUT_DIR}
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+repo=$(cd "$(dirname "$0")/.." && pwd)
+SERIES=${SERIES:-series}
+label=${LABEL:-main}
+phase=${PHASE:-all}
+work=${WORK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/cutlass-suites.XXXXXX")}
+mkdir -p "$work" && work=$(cd "$work" && pwd)
+jobs=${JOBS:-$(nproc)}
+log=$out/cutlass-suites-$label-$phase.log
+
+# The series' own test targets (registered by its CMakeLists.txt hunks) and CUTLASS's own suites that run the
+# code the series changes: TMA descriptors (cute/hopper), cluster launch, an SM90 GEMM with clusters, stream-K,
+# an SM90 implicit-GEMM conv (im2col TMA), util.
+SERIES_TARGETS="cutlass_test_unit_cluster_launch cutlass_test_unit_cute_hopper_tma_host_encode
+  cutlass_test_unit_cute_hopper_tma_host_encode_direct_driver_call
+  cutlass_test_unit_gemm_device_universal_adapter_host_sm90 cutlass_test_unit_gemm_device_universal_adapter_device_reset_sm90"
+SUITES=${SUITES:-"cutlass_test_unit_cute_hopper_tma_load cutlass_test_unit_cute_hopper_tma_store
+  cutlass_test_unit_cute_hopper_tma_mcast_load cutlass_test_unit_cute_hopper_bulk_load
+  cutlass_test_unit_cute_hopper_bulk_store cutlass_test_unit_gemm_device_tensorop_cluster_multicast_sm90
+  cutlass_test_unit_gemm_device_tensorop_sm90_stream_k cutlass_test_unit_conv1d_fprop_device_tensorop_sm90
+  cutlass_test_unit_util"}
+
+# Break checks: NAME|TARGET|GTEST_FILTER|FILE|PYTHON-REPLACE (old => new) -- each makes the named behaviour go
+# away in an otherwise fully patched tree; the filtered tests must then fail (or fail to report PASSED).
+BREAKS_LIST=(
+  "cluster-attribute-every-launch|cutlass_test_unit_cluster_launch|SM90_ClusterLaunch.PortableClusterDoesNotAllowNonPortable|include/cutlass/cluster_launch.hpp|if (is_non_portable_cluster_size(cluster_dims)) {=>if (true) {"
+  "driver-version-before-size|cutlass_test_unit_cute_hopper_tma_host_encode|CuTe_TmaHostEncode.Tma_Descriptor_Driver_Version_Only_For_Small_Tensors|include/cute/atom/copy_traits_sm90_tma.hpp|<base>"
+  "lookup-every-call|cutlass_test_unit_cute_hopper_tma_host_encode|CuTe_TmaHostEncode.Tma_Encode_Looks_Up_Driver_Entry_Point_Once|include/cutlass/cuda_host_adapter.hpp|void* pfn = slot.load(std::memory_order_acquire);=>void* pfn = nullptr;"
+  "attribute-every-call|cutlass_test_unit_gemm_device_universal_adapter_host_sm90|*KernelAttributes_SetOncePerContext|include/cutlass/cuda_host_adapter.hpp|record->load(std::memory_order_acquire) == context=>false"
+  "record-ignores-context|cutlass_test_unit_gemm_device_universal_adapter_host_sm90|*KernelAttributes_SecondContext:*KernelAttributes_TwoDevices*|include/cutlass/cuda_host_adapter.hpp|record->load(std::memory_order_acquire) == context=>record->load(std::memory_order_acquire) != 0"
+  "record-ignores-device|cutlass_test_unit_gemm_device_universal_adapter_host_sm90|*KernelAttributes_TwoDevices*|include/cutlass/cuda_host_adapter.hpp|return &context_of_device[device];=>return &context_of_device[0];"
+  "no-params-reuse|cutlass_test_unit_gemm_device_universal_adapter_host_sm90|*ParamsReuse_SameArguments|include/cutlass/gemm/device/gemm_universal_adapter.h|return valid_ && workspace_ == workspace=>return false && workspace_ == workspace"
+  "key-ignores-arguments|cutlass_test_unit_gemm_device_universal_adapter_host_sm90|*ParamsReuse_ChangedArguments|include/cutlass/gemm/device/gemm_universal_adapter.h|std::memcmp(args_, &args, sizeof(Arguments)) == 0=>true"
+)
+
+say() { echo "$*" | tee -a "$log"; }
+stamp() {
+  say "# cutlass-suites.sh ($phase) on $(hostname): $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  say "# GPU, driver: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | paste -sd';' || true)"
+  say "# CUDA: $(nvcc --version | tail -1); $(cmake --version | head -1)"
+  say "# CUTLASS: $label at $(git ls-remote "$src" "${BASE:-HEAD}" 2>/dev/null | cut -c1-12 | head -1) (${BASE:-HEAD} of $src)"
+  say "# series: patch/$SERIES ($(cd "$repo/patch" && cat $(grep -v '^\s*\(#\|$\)' "$SERIES") | sha256sum | cut -c1-12));" \
+      "repository: ${REPO_COMMIT:-$(git -C "$repo" rev-parse --short=12 HEAD)}"
+}
+
+tree() {  # tree DIR: a clone of BASE with the series applied as commits
+  rm -rf "$1" && git clone -q "$src" "$1" && git -C "$1" checkout -q --detach "${BASE:-HEAD}" &&
+    grep -v '^\s*\(#\|$\)' "$repo/patch/$SERIES" | sed "s#^#$repo/patch/#" |
+      xargs git -C "$1" -c user.name=t -c user.email=t@localhost am -q
+}
+
+configure() {  # configure SRC BUILD
+  local extra=()
+  if [ "${STUB_LIBCUDA:-0}" = 1 ]; then
+    mkdir -p "$work/stub"
+    # Every cu* name cuda.h declares, as a function: enough for the linker; never called.
+    local cuda_h
+    cuda_h=$(echo '#include <cuda.h>' | nvcc -x cu -E -M - 2>/dev/null | grep -o '[^ ]*/cuda\.h' | head -1)
+    grep -ohE '\bcu[A-Z][A-Za-z0-9_]*\b' "$cuda_h" | sort -u |
+      sed 's/.*/int &(void) { return 999; }/' > "$work/stub/libcuda.c"
+    gcc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$work/stub/libcuda.so" "$work/stub/libcuda.c" || return 1
+    extra+=(-DCUDA_DRIVER_LIBRARY="$work/stub/libcuda.so")
+  fi
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUTLASS_NVCC_ARCHS="${CUDA_ARCHS:-90a}" \
+    -DCUTLASS_ENABLE_TESTS=ON -DCUTLASS_ENABLE_LIBRARY=OFF -DCUTLASS_ENABLE_PROFILER=OFF \
+    -DCUTLASS_ENABLE_EXAMPLES=OFF -DCUTLASS_TEST_LEVEL=0 -DGOOGLETEST_DIR="${GOOGLETEST_DIR:-/usr/src/googletest}" \
+    "${extra[@]}" > "$2.configure.log" 2>&1 || { tail -20 "$2.configure.log" | tee -a "$log"; return 1; }
+}
+
+binary() {  # binary BUILD TARGET: the built executable, if any
+  find "$1/test" -type f -name "$2" -perm -u+x 2>/dev/null | head -1
+}
+
+run_binary() {  # run_binary BIN [FILTER]: runs it, prints its gtest summary; returns its exit status
+  local bin=$1 filter=${2:-*} text rc
+  text=$( (cd "$(dirname "$bin")" && timeout "${RUN_TIMEOUT:-300}" "$bin" --gtest_color=no --gtest_filter="$filter") 2>&1)
+  rc=$?
+  echo "$text" > "$work/run-$(basename "$bin")-$(echo "$filter" | tr -c 'A-Za-z0-9_\n' '_').log"
+  echo "rc $rc; $(echo "$text" | grep -E '^\[  (PASSED|FAILED|SKIPPED) *\] [0-9]+ test' | paste -sd' ')"
+  echo "$text" | grep -E '^\[  FAILED  \] [A-Za-z]|^\[  SKIPPED \] [A-Za-z]' | sed 's/^/    /' | head -20
+  return $rc
+}
+
+status=0
+: > "$log"
+stamp
+all_targets="$SERIES_TARGETS $SUITES"
+
+if [ "$phase" = build ] || [ "$phase" = all ]; then
+  say "## build: $(echo $all_targets | wc -w) targets, $jobs jobs"
+  tree "$work/src" || { say "git am of patch/$SERIES failed"; exit 1; }
+  say "git am: $(git -C "$work/src" log --oneline "${BASE:-HEAD}"..HEAD | wc -l) commits applied"
+  configure "$work/src" "$work/build" || { say "## result: FAIL (configure)"; exit 1; }
+  start=$(date +%s)
+  ninja -C "$work/build" -k 0 -j "$jobs" $all_targets > "$work/build.log" 2>&1 || status=1
+  grep -E '^FAILED|error:' "$work/build.log" | head -20 | tee -a "$log"
+  for t in $all_targets; do
+    b=$(binary "$work/build" "$t")
+    say "$t: $([ -n "$b" ] && echo "built" || echo "NOT BUILT")"
+  done
+  say "build: $(( $(date +%s) - start )) s"
+  if [ "$phase" = build ]; then
+    (cd "$work/build" && find test -type f -perm -u+x -name 'cutlass_test_unit_*' | tar cJf "$out/cutlass-suites-bin.tar.xz" -T -)
+    say "packed: $(du -h "$out/cutlass-suites-bin.tar.xz" | cut -f1)"
+  fi
+fi
+
+if [ "$phase" = run ] || [ "$phase" = all ]; then
+  if [ ! -d "$work/build/test" ] && [ -f "$out/cutlass-suites-bin.tar.xz" ]; then
+    mkdir -p "$work/build" && tar xJf "$out/cutlass-suites-bin.tar.xz" -C "$work/build"
+  fi
+  say "## run"
+  for t in $all_targets; do
+    b=$(binary "$work/build" "$t")
+    [ -n "$b" ] || { say "$t: not built"; status=1; continue; }
+    result=$(run_binary "$b") || status=1
+    say "$t: $result"
+  done
+  if [ "${BREAKS:-0}" = 1 ]; then
+    say "## break checks: each must FAIL"
+    tree "$work/break-src" || { say "git am failed"; exit 1; }
+    configure "$work/break-src" "$work/break-build" || exit 1
+    for entry in "${BREAKS_LIST[@]}"; do
+      IFS='|' read -r name target filter file edit <<< "$entry"
+      git -C "$work/break-src" checkout -q -- .
+      if [ "$edit" = "<base>" ]; then
+        git -C "$work/break-src" checkout -q "${BASE:-HEAD}" -- "$file"
+      else
+        python3 - "$work/break-src/$file" "$edit" <<'PY' || { say "$name: the edit no longer matches $file"; status=1; continue; }
+import sys
+path, edit = sys.argv[1], sys.argv[2]
+old, new = edit.split("=>")
+text = open(path).read()
+assert old in text, f"{old!r} not in {path}"
+open(path, "w").write(text.replace(old, new))
+PY
+      fi
+      ninja -C "$work/break-build" -j "$jobs" "$target" > "$work/break-$name.log" 2>&1 ||
+        { say "$name: did not build (see $work/break-$name.log)"; status=1; continue; }
+      result=$(run_binary "$(binary "$work/break-build" "$target")" "$filter")
+      rc=$?
+      if [ $rc -ne 0 ]; then say "$name: FAILED as it must ($result)"
+      elif echo "$result" | grep -q 'SKIPPED'; then say "$name: skipped here ($result)"
+      else say "$name: PASSED although the behaviour is broken ($result)"; status=1
+      fi
+    done
+    git -C "$work/break-src" checkout -q -- .
+  fi
+fi
+say "## result: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
+exit $status
