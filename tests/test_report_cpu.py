@@ -61,6 +61,20 @@ def test_python_dash_m_is_the_report_cli(monkeypatch: pytest.MonkeyPatch, capsys
     assert "cutlass-overhead-report" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("flag, value, message", [
+    ("--m", "-5", "argument --m: must be a positive integer, got -5"),
+    ("--n", "0", "argument --n: must be a positive integer, got 0"),
+    ("--k", "4k", "argument --k: must be a positive integer, got '4k'"),
+])
+def test_report_rejects_a_non_positive_size_in_one_line(flag: str, value: str, message: str,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        report.parse_args([flag, value])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"cutlass-overhead-report: error: {message} (see --help)"], err
+
+
 # ---- The measurement pipeline, on a fake GPU (tests/fakes.py) ------------------------------------------
 
 
