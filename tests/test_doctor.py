@@ -81,7 +81,7 @@ def wrapper_run(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest
 def test_wrapper_help_needs_no_gpu(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = wrapper_run(["--help"], monkeypatch, capsys)
     assert (status, err) == (0, []), err
-    assert out.startswith("usage: ") and "[M N K [CALLS]]" in out, out
+    assert out.startswith("usage: ") and "[M N K [CALLS]]" in out and "--inspect PATH" in out, out
 
 
 @pytest.mark.parametrize("argv, message", [
