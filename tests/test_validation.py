@@ -141,6 +141,23 @@ def test_nvfp4_scale_bytes_pads_to_whole_tiles(rows: int, k: int, expected: int)
     assert co.nvfp4_scale_bytes(rows, k) == expected
 
 
+@pytest.mark.parametrize("rows, k, error, message", [
+    (-500, 64, ValueError, "rows must be an integer in [1, 2147483647], got -500"),  # returned -1024
+    (0, 64, ValueError, "rows must be an integer in [1, 2147483647], got 0"),
+    (128, 15, ValueError, "k must be a multiple of 16 (one ue4m3 scale factor per 16 elements), got 15"),  # returned 0
+    (128, 40, ValueError, "k must be a multiple of 16"),
+    (128, -64, ValueError, "k must be an integer in [1, 2147483647], got -64"),
+    (128, 2**40, ValueError, "k must be an integer in [1, 2147483647]"),
+    (128, 64.0, TypeError, "k must be an int, got float"),
+    ("128", 64, TypeError, "rows must be an int, got str"),
+    (True, 64, TypeError, "rows must be an int, got bool"),
+])
+def test_nvfp4_scale_bytes_rejects_what_is_no_layout(rows: Any, k: Any, error: type, message: str) -> None:
+    with pytest.raises(error) as raised:
+        co.nvfp4_scale_bytes(rows, k)
+    assert str(raised.value).startswith(message) and "\n" not in str(raised.value), raised.value
+
+
 @pytest.mark.gpu
 @pytest.mark.usefixtures("nvfp4_built")
 def test_nvfp4_on_a_gpu_without_its_kernels_raises_instead_of_aborting(torch_gpu: Any) -> None:

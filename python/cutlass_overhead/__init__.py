@@ -29,7 +29,9 @@ def __getattr__(name: str) -> Any:
 
 
 def nvfp4_scale_bytes(rows: int, k: int) -> int:
-    """Bytes of one NVFP4 operand's ue4m3 scale factors (rows x K) in CUTLASS's Sm1xx layout (from C++)."""
+    """Bytes of one NVFP4 operand's ue4m3 scale factors (rows x K) in CUTLASS's Sm1xx layout (from C++).
+
+    rows >= 1 and K a whole number of scale blocks, else a one-line TypeError or ValueError naming the argument."""
     from . import _device
 
     return int(_device.nvfp4_scale_bytes(rows, k))
