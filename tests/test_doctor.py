@@ -47,6 +47,14 @@ def test_doctor_rejects_bad_arguments(args: tuple[str, ...], message: str) -> No
     assert r.returncode == 64 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
+def test_doctor_check_args_parses_and_stops_before_cuda() -> None:
+    # What the wrapper runs before it looks for a GPU: exit 0, nothing printed, no GPU looked for (else 3 here);
+    # the shape checks (4095 is no multiple of 8) wait for the run, whose GEMM decides them.
+    r = doctor("128", "4096", "4095", "--check-args", env={"CUDA_VISIBLE_DEVICES": ""})
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", ""), r
+    assert doctor("abc", "--check-args").returncode == 64
+
+
 def test_doctor_usage_names_every_positional_argument() -> None:
     r = doctor("--help")
     assert r.returncode == 0 and "[M N K [CALLS]]" in r.stdout and r.stderr == "", r.stdout + r.stderr
