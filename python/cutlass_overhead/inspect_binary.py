@@ -37,13 +37,11 @@ _NAMESPACE = re.compile(r"_ZN[VKRO]*(?:4(cute)|7(cutlass))")
 # The verdict counts CuTe's: its layout algebra is tiny header functions that any -O above 0 inlines, while
 # CUTLASS's out-of-line host functions (kernel stubs, collectives' argument conversions, destructors) remain
 # at -O3 too and grow with the number of kernels. From this many on, the host code was not optimised.
-# Measured (gcc 12): a CuTe host file (tests/test_inspect_binary.py) holds 620 cute:: at -O0, 22 at -Og,
+# Measured (gcc 12): a CuTe host file (tests/cute_host.cpp) holds 620 cute:: at -O0, 22 at -Og,
 # 0 at -O1 and -O3; the SM90 stand-in (repro/sm90_gemm.cu, -O3) 0 cute:: and 12 cutlass::.
 UNOPTIMISED_FROM = 64
 # The last -O switch of a producer line wins; "-O" alone is -O1.
 _O_SWITCH = re.compile(r"(?:^|\s)-O(\w*)(?=\s|$)")
-
-
 # The exit status for a file that cannot be inspected, or --inspect without one PATH: the doctor's for bad arguments.
 BAD_INPUT = 64
 
