@@ -35,7 +35,7 @@ class Verdict(enum.IntEnum):
 # length-prefixed name), any binding: a shared object linked with -fvisibility=hidden keeps them as locals.
 _NAMESPACE = re.compile(r"_ZN[VKRO]*(?:4(cute)|7(cutlass))")
 # The verdict counts CuTe's: its layout algebra is tiny header functions that any -O above 0 inlines, while
-# CUTLASS's out-of-line host functions (kernel stubs, collectives' argument conversions, destructors) remain
+# CUTLASS's out-of-line host functions (collectives' members, exception and allocation destructors) remain
 # at -O3 too and grow with the number of kernels. From this many on, the host code was not optimised.
 # Measured (gcc 12): a CuTe host file (tests/cute_host.cpp) holds 620 cute:: at -O0, 22 at -Og,
 # 0 at -O1 and -O3; the SM90 stand-in (repro/sm90_gemm.cu, -O3) 0 cute:: and 12 cutlass::.
