@@ -291,7 +291,8 @@ def test_commit_summaries_end_on_a_full_sentence() -> None:
 
 def test_reproduce_page_matches_the_readme() -> None:
     readme, page = (REPO / "README.md").read_text(), (REPO / "docs" / "reproduce.md").read_text()
-    for command in ('pip install ".[report]" && cutlass-overhead-report --out report/',
-                    'pip install ".[test]" && python -m pytest tests/ --cov=cutlass_overhead',
+    for command in ('python3 -m venv .venv && . .venv/bin/activate && pip install -U "pip>=25.1"',
+                    'pip install ".[report]" && cutlass-overhead-report --out report/',
+                    'pip install ".[test]" && python -m pytest tests/ -rs --cov=cutlass_overhead',
                     "pip install --group docs && mkdocs build --strict"):
         assert command in readme and command in page, command

@@ -38,23 +38,92 @@ def test_doctor_without_gpu_says_so_in_one_line() -> None:
     (("--m", "99999999999"), "--m must be an integer"),
     (("--calls", "0"), "--calls must be an integer"),
     (("--nope",), "unknown option"),
+    (("-5", "1", "1"), "M must be an integer in [1, 2147483647], got the negative value '-5'"),
+    (("--k", "-7"), "--k must be an integer in [1, 2147483647], got the negative value '-7'"),
+    (("1", "2", "3", "4", "5"), "at most four positional arguments: M N K [CALLS]"),
 ])
 def test_doctor_rejects_bad_arguments(args: tuple[str, ...], message: str) -> None:
     r = doctor(*args)
     assert r.returncode == 64 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
-def test_doctor_console_script_without_gpu() -> None:
+def test_doctor_check_args_parses_and_stops_before_cuda() -> None:
+    # What the wrapper runs before it looks for a GPU: exit 0, nothing printed, no GPU looked for (else 3 here);
+    # the shape checks (4095 is no multiple of 8) wait for the run, whose GEMM decides them.
+    r = doctor("128", "4096", "4095", "--check-args", env={"CUDA_VISIBLE_DEVICES": ""})
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", ""), r
+    assert doctor("abc", "--check-args").returncode == 64
+
+
+def test_doctor_usage_names_every_positional_argument() -> None:
+    r = doctor("--help")
+    assert r.returncode == 0 and "[M N K [CALLS]]" in r.stdout and r.stderr == "", r.stdout + r.stderr
+
+
+def test_doctor_console_script_without_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     from cutlass_overhead import doctor as wrapper
 
     if not DOCTOR.exists():
         pytest.skip(f"{DOCTOR.name} is not built")
-    os.environ["CUDA_VISIBLE_DEVICES"] = ""
-    try:
-        path, why = wrapper.pick(wrapper.doctors(), "original", False)
-    finally:
-        del os.environ["CUDA_VISIBLE_DEVICES"]
-    assert path is None and why.startswith("co-doctor: no ")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    path, why, status = wrapper.pick(wrapper.doctors(), "original", False)
+    assert (path, status) == (None, 3) and why.startswith("no "), why  # the binary's line, less its prefix
+
+
+# ---- The wrapper (cutlass-overhead-doctor): its arguments before the GPU, one prefix, what to build ----------
+
+
+def wrapper_run(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) \
+        -> tuple[int, str, list[str]]:
+    """(exit status, stdout, stderr lines) of cutlass-overhead-doctor ARGV on a machine without a visible GPU."""
+    from cutlass_overhead import doctor as wrapper
+
+    if not DOCTOR.exists():
+        pytest.skip(f"{DOCTOR.name} is not built (needs 90a in CO_CUDA_ARCHS)")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    status = wrapper.main(argv)
+    out = capsys.readouterr()
+    return status, out.out, out.err.splitlines()
+
+
+def test_wrapper_help_needs_no_gpu(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = wrapper_run(["--help"], monkeypatch, capsys)
+    assert (status, err) == (0, []), err
+    assert out.startswith("usage: ") and "[M N K [CALLS]]" in out and "--inspect PATH" in out, out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["abc", "4096", "4096"], "M must be an integer in [1, 2147483647], got 'abc'"),
+    (["-5", "1", "1"], "M must be an integer in [1, 2147483647], got the negative value '-5'"),
+    (["128", "0", "4096"], "N must be an integer in [1, 2147483647], got '0'"),
+    (["128", "4096", "4096", "0"], "CALLS must be an integer in [1, 1000000], got '0'"),
+    (["--patched", "--calls", "-3"], "--calls must be an integer in [1, 1000000], got the negative value '-3'"),
+    (["--nope"], "unknown option '--nope' (see --help)"),
+])
+def test_wrapper_checks_arguments_before_the_gpu(argv: list[str], message: str, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = wrapper_run(argv, monkeypatch, capsys)
+    assert (status, out, err) == (64, "", [f"cutlass-overhead-doctor: {message}"])
+
+
+def test_wrapper_without_gpu_has_one_prefix(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = wrapper_run([], monkeypatch, capsys)
+    assert (status, out, len(err)) == (3, "", 1), err
+    assert err[0].startswith("cutlass-overhead-doctor: no ") and "co-doctor" not in err[0], err
+
+
+def test_wrapper_not_built_names_the_build_option(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from cutlass_overhead import doctor as wrapper
+
+    assert wrapper.pick({}, "patched", False) == (None, (
+        "co_doctor_nvfp4_patched is not built (it needs a Blackwell arch in CO_CUDA_ARCHS (100a, 110a or 101a)); "
+        "co_doctor_sm90_patched is not built (it needs 90a in CO_CUDA_ARCHS)"), 2)
+    monkeypatch.setattr(wrapper, "doctors", lambda: {"sm90_original": DOCTOR})  # a build without the option
+    status, out, err = wrapper_run(["--host-path-on-hopper"], monkeypatch, capsys)
+    assert (status, out) == (2, "") and err == [
+        "cutlass-overhead-doctor: co_doctor_nvfp4_hopper_original is not built "
+        "(it needs 90a in CO_CUDA_ARCHS and CO_NVFP4_HOST_PATH_ON_HOPPER=ON)"], err
 
 
 @pytest.fixture(scope="module")

@@ -61,6 +61,20 @@ def test_python_dash_m_is_the_report_cli(monkeypatch: pytest.MonkeyPatch, capsys
     assert "cutlass-overhead-report" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("flag, value, message", [
+    ("--m", "-5", "argument --m: must be a positive integer, got -5"),
+    ("--n", "0", "argument --n: must be a positive integer, got 0"),
+    ("--k", "4k", "argument --k: must be a positive integer, got '4k'"),
+])
+def test_report_rejects_a_non_positive_size_in_one_line(flag: str, value: str, message: str,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        report.parse_args([flag, value])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"cutlass-overhead-report: error: {message} (see --help)"], err
+
+
 # ---- The measurement pipeline, on a fake GPU (tests/fakes.py) ------------------------------------------
 
 
@@ -267,6 +281,25 @@ def test_stamp_without_torch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert stamped["git_commit"]  # from git here, or from CO_GIT_COMMIT where there is no repository
     info = co.build_info()
     assert (stamped["cutlass_version"], stamped["patches"]) == (info["cutlass_version"], info["patches"])
+
+
+# /proc/cpuinfo as an x86 and an aarch64 (Jetson Orin) kernel write it; lscpu on that aarch64 machine.
+CPUINFO_X86 = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Processor\nflags\t\t: fpu\n"
+CPUINFO_AARCH64 = ("processor\t: 0\nBogoMIPS\t: 62.50\nFeatures\t: fp asimd evtstrm\nCPU implementer\t: 0x41\n"
+                   "CPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd42\nCPU revision\t: 1\n\n"
+                   "processor\t: 1\nCPU implementer\t: 0x41\nCPU part\t: 0xd42\n")
+LSCPU_AARCH64 = "Architecture:        aarch64\nVendor ID:           ARM\nModel name:          Cortex-A78AE\nModel: 1\n"
+
+
+@pytest.mark.parametrize("cpuinfo, lscpu, model", [
+    (CPUINFO_X86, "Model name: not asked", "Intel(R) Xeon(R) Processor"),
+    (CPUINFO_AARCH64, LSCPU_AARCH64, "ARM Cortex-A78AE"),
+    (CPUINFO_AARCH64, None, "CPU implementer 0x41, part 0xd42"),  # no lscpu
+    (CPUINFO_AARCH64, "Model name:          -\n", "CPU implementer 0x41, part 0xd42"),  # lscpu knows no name
+    ("", None, None),
+])
+def test_stamp_reads_the_cpu_model_on_x86_and_aarch64(cpuinfo: str, lscpu: str | None, model: str | None) -> None:
+    assert stamp.cpu_model(cpuinfo, lambda: lscpu) == model
 
 
 def test_stamp_git_state_without_a_repository(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

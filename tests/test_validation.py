@@ -71,9 +71,31 @@ def test_stream_handle_reads_every_stream_kind() -> None:
 
 def test_unknown_variant_and_stream() -> None:
     with pytest.raises(ValueError, match="unknown variant"):
-        co.run_sm90_gemm(None, None, None, None, variant="fast")
+        co.run_sm90_gemm(*sm90_ops().values(), variant="fast")
     with pytest.raises(TypeError, match="stream must be"):
         co.stream_handle("default")
+
+
+@pytest.mark.parametrize("override, kw, error, message", [
+    ({"a": [[1.0, 2.0]]}, {}, TypeError, "a must be a DLPack array (a torch, cupy or jax tensor), got list"),
+    ({"b": None}, {}, TypeError, "b must be a DLPack array (a torch, cupy or jax tensor), got NoneType"),
+    ({"d": "d"}, {}, TypeError, "d must be a DLPack array (a torch, cupy or jax tensor), got str"),
+    ({"c": [0.0]}, {}, TypeError, "c must be a DLPack array (a torch, cupy or jax tensor, or None), got list"),
+    ({}, {"stream": -1}, ValueError, "stream must be a cudaStream_t handle (an address, >= 0), got -1"),
+    ({}, {"stream": 1 << 64}, ValueError, "stream must be a cudaStream_t handle"),
+    ({}, {"stream": "default"}, TypeError, "stream must be None, an int handle or a CUDA stream object, got str"),
+    ({}, {"stream": True}, TypeError, "stream must be None, an int handle or a CUDA stream object, got bool"),
+    ({}, {"alpha": "2"}, TypeError, "alpha must be a real number, got str"),
+    ({}, {"beta": None}, TypeError, "beta must be a real number, got NoneType"),
+    ({}, {"variant": ["patched"]}, TypeError, "variant must be a str, got list"),
+])
+def test_sm90_rejects_what_is_no_argument_of_its_kind_in_one_line(override: dict[str, Any], kw: dict[str, Any],
+                                                                  error: type, message: str) -> None:
+    """Lists, None, strings, a negative stream: one line naming the parameter, never nanobind's listing of run()."""
+    ops = sm90_ops(**override)
+    with pytest.raises(error) as raised:
+        co.run_sm90_gemm(*ops.values(), **{"variant": "original", **kw})
+    assert str(raised.value).startswith(message) and "\n" not in str(raised.value), raised.value
 
 
 @pytest.mark.skipif(gpu_present(), reason="a valid stub would reach CUTLASS on a machine with a GPU")
@@ -95,6 +117,22 @@ def nvfp4_ops(m: int = 128, n: int = 256, k: int = 512, **override: Any) -> dict
 
 def call_nvfp4(ops: dict[str, Any], **kw: Any) -> None:
     co.run_nvfp4_gemm(ops["a"], ops["b"], ops["scales_a"], ops["scales_b"], ops["out"], variant="original", **kw)
+
+
+@pytest.mark.parametrize("override, kw, error, message", [
+    ({"scales_a": [0] * 4096}, {}, TypeError, "scales_a must be a DLPack array (a torch, cupy or jax tensor), got list"),
+    ({"out": None}, {}, TypeError, "out must be a DLPack array (a torch, cupy or jax tensor), got NoneType"),
+    ({}, {"bias": "bias"}, TypeError, "bias must be a DLPack array (a torch, cupy or jax tensor, or None), got str"),
+    ({}, {"silu": 1}, TypeError, "silu must be a bool, got int"),
+    ({}, {"alpha": None}, TypeError, "alpha must be a real number, got NoneType"),
+    ({}, {"stream": -1}, ValueError, "stream must be a cudaStream_t handle (an address, >= 0), got -1"),
+])
+def test_nvfp4_rejects_what_is_no_argument_of_its_kind_in_one_line(override: dict[str, Any], kw: dict[str, Any],
+                                                                   error: type, message: str) -> None:
+    """Checked before the module is loaded, so this runs in builds without NVFP4 too."""
+    with pytest.raises(error) as raised:
+        call_nvfp4(nvfp4_ops(**override), **kw)
+    assert str(raised.value) == message, raised.value
 
 
 @pytest.fixture
@@ -139,6 +177,23 @@ def test_nvfp4_rejects_host_arrays() -> None:
 ])
 def test_nvfp4_scale_bytes_pads_to_whole_tiles(rows: int, k: int, expected: int) -> None:
     assert co.nvfp4_scale_bytes(rows, k) == expected
+
+
+@pytest.mark.parametrize("rows, k, error, message", [
+    (-500, 64, ValueError, "rows must be an integer in [1, 2147483647], got -500"),  # returned -1024
+    (0, 64, ValueError, "rows must be an integer in [1, 2147483647], got 0"),
+    (128, 15, ValueError, "k must be a multiple of 16 (one ue4m3 scale factor per 16 elements), got 15"),  # returned 0
+    (128, 40, ValueError, "k must be a multiple of 16"),
+    (128, -64, ValueError, "k must be an integer in [1, 2147483647], got -64"),
+    (128, 2**40, ValueError, "k must be an integer in [1, 2147483647]"),
+    (128, 64.0, TypeError, "k must be an int, got float"),
+    ("128", 64, TypeError, "rows must be an int, got str"),
+    (True, 64, TypeError, "rows must be an int, got bool"),
+])
+def test_nvfp4_scale_bytes_rejects_what_is_no_layout(rows: Any, k: Any, error: type, message: str) -> None:
+    with pytest.raises(error) as raised:
+        co.nvfp4_scale_bytes(rows, k)
+    assert str(raised.value).startswith(message) and "\n" not in str(raised.value), raised.value
 
 
 @pytest.mark.gpu

@@ -308,6 +308,7 @@ int diagnose(Options const& o, Device const& dev, Children const& children, cuda
 int main(int argc, char** argv) {
   using namespace co::doctor;
   Options o = parse(argc, argv);
+  if (o.check_args) return 0;
   Children children(argc, argv);
 
   Clock::time_point t_ctx = Clock::now();

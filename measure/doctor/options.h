@@ -15,10 +15,14 @@ struct Options {
   double load_ms = 1500;
   std::string json = "co-doctor.json";
   bool matrix = false, device_info = false;
+  // internal (the wrapper, before it looks for a GPU): parse the command line, then exit 0. The shape
+  // checks, which depend on the GEMM this binary runs, are left to the run itself.
+  bool check_args = false;
   std::string child;  // internal: counts | profile | seed
 };
 
-// Exits 0 after --help, 64 with one line on stderr on a bad argument or a shape this build cannot run.
+// Exits 0 after --help, 64 with one line on stderr on a bad argument or a shape this build cannot run
+// (the shape only without --check-args).
 Options parse(int argc, char** argv);
 
 // The shapes and epilogues --matrix covers (every built config), each with its name; just "main"

@@ -10,6 +10,7 @@ Operands are DLPack tensors (torch, cupy, jax); ``stream`` is a CUDA stream obje
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 from . import _build_info
@@ -29,7 +30,9 @@ def __getattr__(name: str) -> Any:
 
 
 def nvfp4_scale_bytes(rows: int, k: int) -> int:
-    """Bytes of one NVFP4 operand's ue4m3 scale factors (rows x K) in CUTLASS's Sm1xx layout (from C++)."""
+    """Bytes of one NVFP4 operand's ue4m3 scale factors (rows x K) in CUTLASS's Sm1xx layout (from C++).
+
+    rows >= 1 and K a whole number of scale blocks, else a one-line TypeError or ValueError naming the argument."""
     from . import _device
 
     return int(_device.nvfp4_scale_bytes(rows, k))
@@ -58,21 +61,45 @@ def stream_handle(stream: Any) -> int:
     """The cudaStream_t of `stream`: None (legacy default stream), an int, or a framework stream."""
     if stream is None:
         return 0
+    if isinstance(stream, bool):
+        raise TypeError("stream must be None, an int handle or a CUDA stream object, got bool")
     if isinstance(stream, int):
-        return stream
-    if hasattr(stream, "__cuda_stream__"):  # CUDA stream protocol (cuda.core, recent cupy)
-        return int(stream.__cuda_stream__()[1])
-    if hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
-        return int(stream.cuda_stream)
-    if hasattr(stream, "ptr"):  # cupy.cuda.Stream
-        return int(stream.ptr)
-    raise TypeError(f"stream must be None, an int handle or a CUDA stream object, got {type(stream).__name__}")
+        handle = stream
+    elif hasattr(stream, "__cuda_stream__"):  # CUDA stream protocol (cuda.core, recent cupy)
+        handle = int(stream.__cuda_stream__()[1])
+    elif hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
+        handle = int(stream.cuda_stream)
+    elif hasattr(stream, "ptr"):  # cupy.cuda.Stream
+        handle = int(stream.ptr)
+    else:
+        raise TypeError(f"stream must be None, an int handle or a CUDA stream object, got {type(stream).__name__}")
+    if not 0 <= handle < 1 << 64:
+        raise ValueError(f"stream must be a cudaStream_t handle (an address, >= 0), got {handle}")
+    return handle
+
+
+def _check_arguments(arrays: dict[str, Any], optional: dict[str, Any], reals: dict[str, Any], variant: Any) -> None:
+    """One-line TypeErrors naming the argument, before nanobind sees it (its own error is a multi-line listing
+    of an internal run()'s signature): `arrays` must be DLPack arrays, `optional` ones too or None, `reals`
+    real numbers, `variant` a str. What the arrays hold (dtype, shape, device) the modules check."""
+    for name, value in {**arrays, **optional}.items():
+        if not hasattr(value, "__dlpack__") and not (value is None and name in optional):
+            alternative = ", or None" if name in optional else ""
+            raise TypeError(f"{name} must be a DLPack array (a torch, cupy or jax tensor{alternative}), "
+                            f"got {type(value).__name__}")
+    for name, value in reals.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    if not isinstance(variant, str):
+        raise TypeError(f"variant must be a str, got {type(variant).__name__}")
 
 
 def run_sm90_gemm(a: Any, b: Any, c: Any, d: Any, *, alpha: float = 1.0, beta: float = 0.0,
                   variant: str = "original", stream: Any = None) -> Any:
     """d = alpha * a @ b.T + beta * c in bf16 (a: M x K, b: N x K, c/d: M x N; c may be None)."""
-    load("sm90", variant).run(a, b, c, d, alpha, beta, stream_handle(stream))
+    _check_arguments({"a": a, "b": b, "d": d}, {"c": c}, {"alpha": alpha, "beta": beta}, variant)
+    handle = stream_handle(stream)
+    load("sm90", variant).run(a, b, c, d, alpha, beta, handle)
     return d
 
 
@@ -83,5 +110,10 @@ def run_nvfp4_gemm(a: Any, b: Any, scales_a: Any, scales_b: Any, out: Any, *, al
     a: (M, K/2) and b: (N, K/2) packed e2m1 bytes; scales: ue4m3 bytes in CUTLASS's swizzled
     Sm1xx layout; out: (M, N) bf16. Runs only on the Blackwell architectures it was built for.
     """
-    load("nvfp4", variant).run(a, b, scales_a, scales_b, out, alpha, bias, silu, stream_handle(stream))
+    _check_arguments({"a": a, "b": b, "scales_a": scales_a, "scales_b": scales_b, "out": out}, {"bias": bias},
+                     {"alpha": alpha}, variant)
+    if not isinstance(silu, bool):
+        raise TypeError(f"silu must be a bool, got {type(silu).__name__}")
+    handle = stream_handle(stream)
+    load("nvfp4", variant).run(a, b, scales_a, scales_b, out, alpha, bias, silu, handle)
     return out

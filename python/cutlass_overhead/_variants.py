@@ -42,6 +42,17 @@ def ablation_variants() -> list[dict[str, object]]:
     return [dict(e) for e in getattr(_build_info, "ABLATION", [])]
 
 
+def build_hint(kind: str, variant: str) -> str:
+    """The build options (README's table) that build `kind`/`variant`, its module and its doctor, e.g.
+    "needs 90a in CO_CUDA_ARCHS"."""
+    experiment = " and CO_BUILD_EXPERIMENTS=ON" if variant in ("direct", "O0") else ""
+    if kind == "nvfp4":
+        return "needs a Blackwell arch in CO_CUDA_ARCHS (100a, 110a or 101a)" + experiment
+    if kind == "nvfp4_hopper":
+        return "needs 90a in CO_CUDA_ARCHS and CO_NVFP4_HOST_PATH_ON_HOPPER=ON" + experiment
+    return "needs 90a in CO_CUDA_ARCHS" + experiment
+
+
 @cache
 def load(kind: str, variant: str) -> ModuleType:
     """Imports cutlass_overhead._<kind>_<variant>, raising VariantUnavailable with the reason."""
@@ -55,11 +66,7 @@ def load(kind: str, variant: str) -> ModuleType:
     name = f"_{kind}_{variant}"
     if name not in _build_info.MODULES:
         archs = ";".join(_build_info.CUDA_ARCHS)
-        experiment = " and CO_BUILD_EXPERIMENTS=ON" if variant in ("direct", "O0") else ""
-        hint = ("needs a Blackwell arch in CO_CUDA_ARCHS (100a, 110a or 101a)" + experiment if kind == "nvfp4"
-                else "needs 90a in CO_CUDA_ARCHS and CO_NVFP4_HOST_PATH_ON_HOPPER=ON" if kind == "nvfp4_hopper"
-                else "needs 90a in CO_CUDA_ARCHS" + experiment)
-        raise VariantUnavailable(f"{kind}/{variant} was not built (CO_CUDA_ARCHS={archs}); it {hint}")
+        raise VariantUnavailable(f"{kind}/{variant} was not built (CO_CUDA_ARCHS={archs}); it {build_hint(kind, variant)}")
     libcuda_error = _preload_libcuda()
     try:
         return importlib.import_module(f"cutlass_overhead.{name}")

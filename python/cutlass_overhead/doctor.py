@@ -1,21 +1,28 @@
 """cutlass-overhead-doctor: runs the standalone doctor binary shipped in this package for this GPU.
 
 The doctor itself is C++ (measure/doctor/), so it also runs where Python or torch are missing (a
-Jetson); this wrapper only picks the binary that matches the GPU and passes the arguments on.
+Jetson); this wrapper has the doctor's parser check the arguments (before any GPU is looked for), picks the
+binary that matches the GPU and passes the arguments on. `--inspect PATH` (inspect_binary) needs no GPU.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-from . import _build_info
+from . import _build_info, inspect_binary
+from ._variants import build_hint
 
 # Installed beside the compiled parts (_build_info is one), which an editable install keeps in
 # site-packages while this file stays in the source tree.
 BIN = Path(_build_info.__file__).resolve().parent / "bin"
+PROG = "cutlass-overhead-doctor"
+# The wrapper's own options, after the doctor's usage; every other argument goes to the doctor binary.
+WRAPPER_USAGE = (f"{PROG} also takes: --patched (the patched build's doctor), --host-path-on-hopper (the NVFP4 "
+                 "host path on an sm_90 GPU), --inspect PATH (was PATH's CUTLASS host code compiled with -O0?)")
 
 
 def doctors() -> dict[str, Path]:
@@ -25,30 +32,64 @@ def doctors() -> dict[str, Path]:
     return {p.name.removeprefix("co_doctor_"): p for p in sorted(BIN.glob("co_doctor_*")) if os.access(p, os.X_OK)}
 
 
-def pick(found: dict[str, Path], variant: str, host_path_on_hopper: bool) -> tuple[Path | None, str]:
-    """The binary for this GPU, or None and why. Each binary answers --device-info only on its own arch."""
+def candidates(variant: str, host_path_on_hopper: bool) -> list[tuple[str, str]]:
+    """The (kind, variant) of each doctor that may suit this GPU, in the order they are tried."""
     if host_path_on_hopper:
-        order = [f"nvfp4_hopper_{variant}"]
-    else:
-        order = [f"nvfp4_{variant}", f"sm90_{variant}"]
+        return [("nvfp4_hopper", variant)]
+    return [("nvfp4", variant), ("sm90", variant)]
+
+
+def message(stderr: str, fallback: str) -> str:
+    """A doctor binary's last stderr line without its own "tool: " prefix (fail.cpp), so the wrapper's is the only one."""
+    lines = stderr.strip().splitlines()
+    return re.sub(r"^[\w-]+: ", "", lines[-1]) if lines else fallback
+
+
+def pick(found: dict[str, Path], variant: str, host_path_on_hopper: bool) -> tuple[Path | None, str, int]:
+    """(the binary for this GPU, "", 0), or (None, why, exit status: 3 no driver or GPU, 2 none for this GPU).
+    Each binary answers --device-info only on its own arch."""
     reasons = []
-    for name in order:
+    for kind, v in candidates(variant, host_path_on_hopper):
+        name = f"{kind}_{v}"
         path = found.get(name)
         if path is None:
-            reasons.append(f"co_doctor_{name} is not built")
+            reasons.append(f"co_doctor_{name} is not built (it {build_hint(kind, v)})")
             continue
         probe = subprocess.run([str(path), "--device-info"], capture_output=True, text=True, check=False)
         if probe.returncode == 0:
-            return path, ""
-        message = (probe.stderr or probe.stdout).strip().splitlines()
+            return path, "", 0
+        why = message(probe.stderr or probe.stdout, f"exit {probe.returncode}")
         if probe.returncode == 3:  # no driver / no GPU: the same for every binary
-            return None, message[-1] if message else "no GPU"
-        reasons.append(message[-1] if message else f"{name}: exit {probe.returncode}")
-    return None, "; ".join(reasons)
+            return None, why, 3
+        reasons.append(f"co_doctor_{name}: {why}")
+    return None, "; ".join(reasons), 2
+
+
+def check_arguments(found: dict[str, Path], variant: str, host_path_on_hopper: bool, args: list[str]) -> int | None:
+    """Runs the doctor's own parser on `args` before any GPU is looked for (--check-args: no CUDA call).
+
+    Prints --help's usage or the one-line error and returns the exit status; None when the arguments parse.
+    The shape checks depend on the GEMM, so they run when the doctor picked for the GPU runs."""
+    names = [f"{kind}_{v}" for kind, v in candidates(variant, host_path_on_hopper)]
+    parser = next((found[n] for n in names if n in found), next(iter(found.values())))
+    done = subprocess.run([str(parser), *args, "--check-args"], capture_output=True, text=True, check=False)
+    if done.returncode == 0 and not done.stdout:
+        return None
+    if done.stdout:
+        print(done.stdout + WRAPPER_USAGE, end="\n")
+    if done.returncode != 0:
+        print(f"{PROG}: {message(done.stderr, f'exit {done.returncode}')}", file=sys.stderr)
+    return done.returncode
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if "--inspect" in args or any(a.startswith("--inspect=") for a in args):
+        rest = [a.removeprefix("--inspect=") for a in args if a != "--inspect"]
+        if len(rest) != 1 or not rest[0]:
+            print(f"{PROG}: --inspect takes one PATH and no other arguments", file=sys.stderr)
+            return inspect_binary.BAD_INPUT
+        return inspect_binary.main(rest[0], PROG)
     variant = "original"
     host_path = False
     if "--patched" in args:
@@ -59,12 +100,15 @@ def main(argv: list[str] | None = None) -> int:
         host_path = True
     found = doctors()
     if not found:
-        print(f"cutlass-overhead-doctor: no doctor binaries in {BIN}; reinstall the package", file=sys.stderr)
+        print(f"{PROG}: no doctor binaries in {BIN}; reinstall the package", file=sys.stderr)
         return 2
-    path, why = pick(found, variant, host_path)
+    status = check_arguments(found, variant, host_path, args)
+    if status is not None:
+        return status
+    path, why, status = pick(found, variant, host_path)
     if path is None:
-        print(f"cutlass-overhead-doctor: {why}", file=sys.stderr)
-        return 3 if "GPU" in why or "driver" in why else 2
+        print(f"{PROG}: {why}", file=sys.stderr)
+        return status
     return subprocess.run([str(path), *args], check=False).returncode
 
 

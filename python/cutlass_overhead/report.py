@@ -35,7 +35,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from . import analysis, child, experiments, timing
 from ._steps import note, one_line, run_step
@@ -98,13 +98,31 @@ def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
 # ---- The command line ---------------------------------------------------------------------------------
 
 
+def positive_int(text: str) -> int:
+    """argparse type of a GEMM extent: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr (no usage block), exit status 2 as argparse's."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see --help)\n")
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="cutlass-overhead-report", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="cutlass-overhead-report", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("report"), help="output directory (default ./report)")
     parser.add_argument("--quick", action="store_true", help="short run (fewer rounds and sweep shapes)")
-    parser.add_argument("--m", type=int, default=128, help="headline M (default 128, the seed's M128 config)")
-    parser.add_argument("--n", type=int, default=4096, help="headline N (default 4096)")
-    parser.add_argument("--k", type=int, default=4096, help="headline K (default 4096)")
+    parser.add_argument("--m", type=positive_int, default=128, help="headline M (default 128, the seed's M128 config)")
+    parser.add_argument("--n", type=positive_int, default=4096, help="headline N (default 4096)")
+    parser.add_argument("--k", type=positive_int, default=4096, help="headline K (default 4096)")
     parser.add_argument("--cupti-child", nargs=2, type=Path, metavar=("IN_JSON", "OUT_JSON"),
                         help="internal: the report's CUPTI measurements, run by the report in a process of their own")
     return parser.parse_args(argv)

@@ -9,7 +9,7 @@ import platform
 import shlex
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -51,14 +51,37 @@ def git_state() -> tuple[str | None, bool | None]:
     return None, None
 
 
+def _fields(text: str) -> dict[str, str]:
+    """The first value of each "key : value" line (/proc/cpuinfo, lscpu)."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, colon, value = line.partition(":")
+        if colon and value.strip():
+            fields.setdefault(key.strip(), value.strip())
+    return fields
+
+
+def cpu_model(cpuinfo: str, lscpu: Callable[[], str | None]) -> str | None:
+    """The CPU model from /proc/cpuinfo's text: its "model name" (x86). aarch64 has none, so lscpu's vendor and
+    "Model name" (lscpu names the part, e.g. ARM Cortex-A78AE), else cpuinfo's "CPU implementer" and "CPU part"."""
+    info = _fields(cpuinfo)
+    if "model name" in info:
+        return info["model name"]
+    listed = _fields(lscpu() or "")
+    if listed.get("Model name", "-") != "-":
+        return " ".join(v for v in (listed.get("Vendor ID"), listed["Model name"]) if v)
+    if "CPU implementer" in info and "CPU part" in info:
+        return f"CPU implementer {info['CPU implementer']}, part {info['CPU part']}"
+    return None
+
+
 def host_cpu() -> str:
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        cpuinfo = Path("/proc/cpuinfo").read_text()
     except OSError:
-        pass
-    return platform.processor() or platform.machine()
+        cpuinfo = ""
+    return cpu_model(cpuinfo, lambda: _run_text(["env", "LC_ALL=C", "lscpu"])) or platform.processor() \
+        or platform.machine()
 
 
 def _cuda_version(encoded: int) -> str:

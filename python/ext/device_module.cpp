@@ -8,6 +8,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -52,6 +53,39 @@ DeviceArray device_array(std::vector<size_t> const& shape, nb::dlpack::dtype dty
   return DeviceArray(data, shape.size(), shape.data(), owner, nullptr, dtype, nb::device::cuda::value, device);
 }
 
+// One ue4m3 scale factor per this many elements of K, as the one formula (co::nvfp4::scale_bytes) states
+// it: the smallest K that takes a scale factor.
+constexpr int64_t kScaleBlock = [] {
+  int64_t k = 1;
+  while (co::nvfp4::scale_bytes(1, k) == 0) ++k;
+  return k;
+}();
+
+// An int argument in [1, INT32_MAX] (the GEMMs' int M, N, K), or a one-line TypeError/ValueError naming it:
+// nanobind's own conversion error would list the signature, and -500 would pass as a negative size.
+int64_t extent_arg(nb::handle value, char const* name) {
+  if (!PyIndex_Check(value.ptr()) || PyBool_Check(value.ptr())) {  // int, numpy integers; not bool or float
+    throw nb::type_error((std::string(name) + " must be an int, got " + nb::type_name(value.type()).c_str()).c_str());
+  }
+  nb::object index = nb::steal(PyNumber_Index(value.ptr()));
+  if (!index.is_valid()) throw nb::python_error();
+  int64_t v = 0;
+  if (!nb::try_cast<int64_t>(index, v) || v < 1 || v > INT32_MAX) {
+    throw nb::value_error((std::string(name) + " must be an integer in [1, " + std::to_string(INT32_MAX) + "], got " +
+                           nb::str(value).c_str()).c_str());
+  }
+  return v;
+}
+
+int64_t scale_bytes_arg(nb::handle rows, nb::handle k) {
+  int64_t r = extent_arg(rows, "rows"), kk = extent_arg(k, "k");
+  if (kk % kScaleBlock != 0) {
+    throw nb::value_error(("k must be a multiple of " + std::to_string(kScaleBlock) + " (one ue4m3 scale factor per " +
+                           std::to_string(kScaleBlock) + " elements), got " + std::to_string(kk)).c_str());
+  }
+  return co::nvfp4::scale_bytes(r, kk);
+}
+
 class Stream {
  public:
   Stream() : stream_(co::make_stream()) {}
@@ -94,8 +128,9 @@ nb::dict device_info() {
 NB_MODULE(_device, m) {
   m.doc() = "Device buffers, a stream and GPU facts for the report without torch; the NVFP4 operand layout.";
 
-  m.def("nvfp4_scale_bytes", &co::nvfp4::scale_bytes, "rows"_a, "k"_a,
-        "Bytes of one operand's ue4m3 scale factors in CUTLASS's Sm1xx block-scaled layout.");
+  m.def("nvfp4_scale_bytes", &scale_bytes_arg, "rows"_a, "k"_a,
+        "Bytes of one operand's ue4m3 scale factors in CUTLASS's Sm1xx block-scaled layout (rows >= 1, K a "
+        "positive multiple of the scale block).");
 
   m.def("device_info", &device_info,
         "{device, name, major, minor, driver_api, runtime} of the current device; RuntimeError without a GPU.");
