@@ -12,7 +12,9 @@
 #                OUT_DIR/cutlass-suites-bin.tar.xz; "run" unpacks that file where there is no build.
 #   SERIES (default series), BASE, LABEL (default main), JOBS, CUDA_ARCHS (default 90a), GOOGLETEST_DIR
 #   (default /usr/src/googletest, the distribution's source package), WORK_DIR (default a new temporary one),
-#   SUITES (default: the upstream targets below), BREAKS=1 (run phase: build and run the break checks too).
+#   SUITES (default: the upstream targets below), SERIES_TARGETS (default: the series' targets below; "" builds
+#   CUTLASS's suites only), BREAKS=1 (run phase: build the break checks, all at once, each in its own tree, then run
+#   them one after the other).
 set -uo pipefail
 src=${1:?usage: scripts/cutlass-suites.sh CUTLASS_GIT OUT_DIR}
 out=${2:?usage: scripts/cutlass-suites.sh CUTLASS_GIT OUT_DIR}
@@ -29,9 +31,11 @@ log=$out/cutlass-suites-$label-$phase.log
 # The series' own test targets (registered by its CMakeLists.txt hunks) and CUTLASS's own suites that run the
 # code the series changes: TMA descriptors (cute/hopper), cluster launch, an SM90 GEMM with clusters, stream-K,
 # an SM90 implicit-GEMM conv (im2col TMA), util.
-SERIES_TARGETS="cutlass_test_unit_cluster_launch cutlass_test_unit_cute_hopper_tma_host_encode
+SERIES_TARGETS=${SERIES_TARGETS-"cutlass_test_unit_cluster_launch cutlass_test_unit_cute_hopper_tma_host_encode
   cutlass_test_unit_cute_hopper_tma_host_encode_direct_driver_call
-  cutlass_test_unit_gemm_device_universal_adapter_host_sm90 cutlass_test_unit_gemm_device_universal_adapter_device_reset_sm90"
+  cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90
+  cutlass_test_unit_gemm_device_universal_adapter_device_reset_sm90
+  cutlass_test_unit_gemm_device_universal_adapter_params_reuse_sm90"}
 SUITES=${SUITES:-"cutlass_test_unit_cute_hopper_tma_load cutlass_test_unit_cute_hopper_tma_store
   cutlass_test_unit_cute_hopper_tma_mcast_load cutlass_test_unit_cute_hopper_bulk_load
   cutlass_test_unit_cute_hopper_bulk_store cutlass_test_unit_gemm_device_tensorop_cluster_multicast_sm90
@@ -44,11 +48,11 @@ BREAKS_LIST=(
   "cluster-attribute-every-launch|cutlass_test_unit_cluster_launch|SM90_ClusterLaunch.PortableClusterDoesNotAllowNonPortable|include/cutlass/cluster_launch.hpp|if (is_non_portable_cluster_size(cluster_dims)) {=>if (true) {"
   "driver-version-before-size|cutlass_test_unit_cute_hopper_tma_host_encode|CuTe_TmaHostEncode.Tma_Descriptor_Driver_Version_Only_For_Small_Tensors|include/cute/atom/copy_traits_sm90_tma.hpp|<base>"
   "lookup-every-call|cutlass_test_unit_cute_hopper_tma_host_encode|CuTe_TmaHostEncode.Tma_Encode_Looks_Up_Driver_Entry_Point_Once|include/cutlass/cuda_host_adapter.hpp|void* pfn = slot.load(std::memory_order_acquire);=>void* pfn = nullptr;"
-  "attribute-every-call|cutlass_test_unit_gemm_device_universal_adapter_host_sm90|*KernelAttributes_SetOncePerContext|include/cutlass/cuda_host_adapter.hpp|record->load(std::memory_order_acquire) == context=>false"
-  "record-ignores-context|cutlass_test_unit_gemm_device_universal_adapter_host_sm90|*KernelAttributes_SecondContext:*KernelAttributes_TwoDevices*|include/cutlass/cuda_host_adapter.hpp|record->load(std::memory_order_acquire) == context=>record->load(std::memory_order_acquire) != 0"
-  "record-ignores-device|cutlass_test_unit_gemm_device_universal_adapter_host_sm90|*KernelAttributes_TwoDevices*|include/cutlass/cuda_host_adapter.hpp|return &context_of_device[device];=>return &context_of_device[0];"
-  "no-params-reuse|cutlass_test_unit_gemm_device_universal_adapter_host_sm90|*ParamsReuse_SameArguments|include/cutlass/gemm/device/gemm_universal_adapter.h|return valid_ && workspace_ == workspace=>return false && workspace_ == workspace"
-  "key-ignores-arguments|cutlass_test_unit_gemm_device_universal_adapter_host_sm90|*ParamsReuse_ChangedArguments|include/cutlass/gemm/device/gemm_universal_adapter.h|std::memcmp(args_, &args, sizeof(Arguments)) == 0=>true"
+  "attribute-every-call|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_SetOncePerContext|include/cutlass/cuda_host_adapter.hpp|record->load(std::memory_order_acquire) == context=>false"
+  "record-ignores-context|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_SecondContext:*KernelAttributes_TwoDevices*|include/cutlass/cuda_host_adapter.hpp|record->load(std::memory_order_acquire) == context=>record->load(std::memory_order_acquire) != 0"
+  "record-ignores-device|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_TwoDevices*|include/cutlass/cuda_host_adapter.hpp|return &context_of_device[device];=>return &context_of_device[0];"
+  "no-params-reuse|cutlass_test_unit_gemm_device_universal_adapter_params_reuse_sm90|*ParamsReuse_SameArguments|include/cutlass/gemm/device/gemm_universal_adapter.h|return valid_ && workspace_ == workspace=>return false && workspace_ == workspace"
+  "key-ignores-arguments|cutlass_test_unit_gemm_device_universal_adapter_params_reuse_sm90|*ParamsReuse_ChangedArguments|include/cutlass/gemm/device/gemm_universal_adapter.h|std::memcmp(args_, &args, sizeof(Arguments)) == 0=>true"
 )
 
 say() { echo "$*" | tee -a "$log"; }
@@ -136,15 +140,18 @@ if [ "$phase" = run ] || [ "$phase" = all ]; then
   done
   if [ "${BREAKS:-0}" = 1 ]; then
     say "## break checks: each must FAIL"
-    tree "$work/break-src" || { say "git am failed"; exit 1; }
-    configure "$work/break-src" "$work/break-build" || exit 1
+    [ -d "$work/src/.git" ] || tree "$work/src" || { say "git am failed"; exit 1; }
+    pids=()
     for entry in "${BREAKS_LIST[@]}"; do
       IFS='|' read -r name target filter file edit <<< "$entry"
-      git -C "$work/break-src" checkout -q -- .
-      if [ "$edit" = "<base>" ]; then
-        git -C "$work/break-src" checkout -q "${BASE:-HEAD}" -- "$file"
-      else
-        python3 - "$work/break-src/$file" "$edit" <<'PY' || { say "$name: the edit no longer matches $file"; status=1; continue; }
+      (
+        set -e
+        git clone -q "$work/src" "$work/break-$name/src"
+        if [ "$edit" = "<base>" ]; then
+          git -C "$work/break-$name/src" checkout -q "$(git -C "$src" rev-parse "${BASE:-HEAD}" 2>/dev/null ||
+            git ls-remote "$src" "${BASE:-HEAD}" | cut -f1)" -- "$file"
+        else
+          python3 - "$work/break-$name/src/$file" "$edit" <<'PY'
 import sys
 path, edit = sys.argv[1], sys.argv[2]
 old, new = edit.split("=>")
@@ -152,17 +159,24 @@ text = open(path).read()
 assert old in text, f"{old!r} not in {path}"
 open(path, "w").write(text.replace(old, new))
 PY
+        fi
+        configure "$work/break-$name/src" "$work/break-$name/build"
+        ninja -C "$work/break-$name/build" -j "$jobs" "$target"
+      ) > "$work/break-$name.log" 2>&1 &
+      pids+=($!)
+    done
+    for i in "${!BREAKS_LIST[@]}"; do
+      IFS='|' read -r name target filter file edit <<< "${BREAKS_LIST[$i]}"
+      if ! wait "${pids[$i]}"; then
+        say "$name: did not build ($(tail -3 "$work/break-$name.log" | paste -sd' '))"; status=1; continue
       fi
-      ninja -C "$work/break-build" -j "$jobs" "$target" > "$work/break-$name.log" 2>&1 ||
-        { say "$name: did not build (see $work/break-$name.log)"; status=1; continue; }
-      result=$(run_binary "$(binary "$work/break-build" "$target")" "$filter")
+      result=$(run_binary "$(binary "$work/break-$name/build" "$target")" "$filter")
       rc=$?
       if [ $rc -ne 0 ]; then say "$name: FAILED as it must ($result)"
       elif echo "$result" | grep -q 'SKIPPED'; then say "$name: skipped here ($result)"
       else say "$name: PASSED although the behaviour is broken ($result)"; status=1
       fi
     done
-    git -C "$work/break-src" checkout -q -- .
   fi
 fi
 say "## result: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
