@@ -7,16 +7,18 @@
 #   build    the package against the nvidia-cutlass 4.2.0 wheel with every option (the per-commit ablation,
 #            the NVFP4 host path on Hopper with all configs, the experiment variants; 90a and 100a, so the
 #            Blackwell modules exist and their non-Blackwell guard is tested), and in parallel against the
-#            CUTLASS v4.3.5 tree in $CUTLASS_435_DIR (the issue's version) into a directory of its own.
+#            CUTLASS v4.3.5 tree in $CUTLASS_435_DIR (the issue's version) into a directory of its own, and with
+#            $CUTLASS_MAIN_DIR (pristine CUTLASS main, the PR target) the Hopper twin and its per-PR ablation there.
 #   test     the whole test suite with coverage and compute-sanitizer  -> OUT/h200/{build,pytest,memcheck}.log
 #   breaks   the GPU tests that name a commit, run against the ablation build without it (they must fail)
 #            -> OUT/h200/pytest-break-checks.log
 #   report   the full report (timings, CUPTI counts, unit costs, experiments and ablation)
-#            -> OUT/h200/ (4.2.0) and OUT/h200-cutlass-v4.3.5/ (v4.3.5)
+#            -> OUT/h200/ (4.2.0), OUT/h200-cutlass-v4.3.5/ (v4.3.5), OUT/h200-cutlass-main/ (main)
 #   nvfp4    the issue's NVFP4 host path on Hopper (measurement only, no tensor-core math), both CUTLASS
 #            versions, and the doctor's reference readings  -> OUT/h200-nvfp4-host-path/
-#   cutlass  the series' CUTLASS-side gtests and CUTLASS's own cute/hopper TMA tests on CUTLASS main
-#            ($CUTLASS_MAIN_DIR, pristine: the script applies the series) -> OUT/h200-cutlass-tests/
+#   cutlass  on CUTLASS main with patch/series applied by git am ($CUTLASS_MAIN_GIT; BASE the pristine commit),
+#            built with CUTLASS's CMake: the series' test targets and their break checks, and CUTLASS's own
+#            suites from $CUTLASS_SUITES_BIN (scripts/cutlass-suites.sh) -> OUT/h200-cutlass-tests/
 # Both packages are regular (not editable) installs: an editable install's import hook would shadow the
 # v4.3.5 package that PYTHONPATH puts first.
 # Env: TEST_ARGS (extra pytest arguments), REPORT_435_ARGS (e.g. --quick for the v4.3.5 report).
@@ -34,6 +36,7 @@ export PYTHONUNBUFFERED=1
 export CO_GIT_COMMIT=${CO_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 PY=${PYTHON:-python3}
 site435=${SITE_435:-$root/build/site-435}  # the v4.3.5 package, first on PYTHONPATH when used
+sitemain=${SITE_MAIN:-$root/build/site-main}  # the CUTLASS main package (CUTLASS_MAIN_DIR), likewise
 status=0
 
 stamp() {  # stamp DIR CUTLASS_LABEL SERIES_FILE
@@ -58,6 +61,17 @@ stage_build() {
       time $PY -m pip install --no-build-isolation --no-deps --no-index -v --upgrade --target "$site435" . \
         -Cbuild-dir=build/v435
     ) > "$log435" 2>&1 &
+    pid_435=$!
+  fi
+  if [ -n "${CUTLASS_MAIN_DIR:-}" ]; then
+    # The PR target: the Hopper twin against CUTLASS main and each PR's prefix of patch/series (the ablation).
+    mkdir -p "$out/h200-cutlass-main"
+    ( export CUTLASS_DIR=$CUTLASS_MAIN_DIR CO_CUDA_ARCHS=90a CO_BUILD_EXPERIMENTS=OFF CO_NVFP4_HOST_PATH_ON_HOPPER=OFF \
+        CO_BUILD_ABLATION=ON
+      time $PY -m pip install --no-build-isolation --no-deps --no-index -v --upgrade --target "$sitemain" . \
+        -Cbuild-dir=build/main
+    ) > "$out/h200-cutlass-main/build.log" 2>&1 &
+    pid_main=$!
   fi
   ( export CO_CUDA_ARCHS="90a;100a" CO_BUILD_EXPERIMENTS=ON CO_NVFP4_ALL_CONFIGS=ON \
       CO_NVFP4_HOST_PATH_ON_HOPPER=ON CO_BUILD_ABLATION=ON
@@ -65,8 +79,12 @@ stage_build() {
   ) > "$log" 2>&1 || { echo "build failed; see $log"; tail -40 "$log"; status=1; }
   tail -3 "$log"
   if [ -n "${CUTLASS_435_DIR:-}" ]; then
-    wait $! || { echo "v4.3.5 build failed; see $log435"; tail -40 "$log435"; status=1; }
+    wait $pid_435 || { echo "v4.3.5 build failed; see $log435"; tail -40 "$log435"; status=1; }
     tail -3 "$log435"
+  fi
+  if [ -n "${CUTLASS_MAIN_DIR:-}" ]; then
+    wait $pid_main || { echo "main build failed"; tail -40 "$out/h200-cutlass-main/build.log"; status=1; }
+    tail -3 "$out/h200-cutlass-main/build.log"
   fi
 }
 
@@ -92,6 +110,11 @@ stage_report() {
     (cd /tmp && PYTHONPATH=$site435 $PY -m cutlass_overhead --out "$out/h200-cutlass-v4.3.5" ${REPORT_435_ARGS:-}) 2>&1 \
       | tee "$out/h200-cutlass-v4.3.5/report.log" || status=1
   fi
+  if [ -d "$sitemain/cutlass_overhead" ]; then
+    stamp "$out/h200-cutlass-main" "main $(git -C "$CUTLASS_MAIN_DIR" log -1 --format=%s 2>/dev/null | grep -o '[0-9a-f]\{9\}' | head -1) ($CUTLASS_MAIN_DIR)" series
+    (cd /tmp && PYTHONPATH=$sitemain $PY -m cutlass_overhead --out "$out/h200-cutlass-main" ${REPORT_MAIN_ARGS:-}) 2>&1 \
+      | tee "$out/h200-cutlass-main/report.log" || status=1
+  fi
 }
 
 stage_nvfp4() {
@@ -106,10 +129,20 @@ stage_nvfp4() {
 }
 
 stage_cutlass() {
-  local dir=$out/h200-cutlass-tests
+  # CUTLASS's own suites from a build packed on a machine without a GPU ($CUTLASS_SUITES_BIN, from
+  # PHASE=build scripts/cutlass-suites.sh), run here beside the series' targets and break checks built here.
+  local dir=$out/h200-cutlass-tests src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)}
   mkdir -p "$dir"
-  CUTLASS_TMA_TESTS=${CUTLASS_TMA_TESTS:-1} JOBS=${JOBS:-$(nproc)} REPO_COMMIT=$CO_GIT_COMMIT \
-    scripts/cutlass-unit-tests.sh "${CUTLASS_MAIN_DIR:?set CUTLASS_MAIN_DIR}" "$dir" || status=1
+  if [ -n "${CUTLASS_SUITES_BIN:-}" ]; then
+    mkdir -p "$dir/suites" && cp "$CUTLASS_SUITES_BIN" "$dir/suites/cutlass-suites-bin.tar.xz"
+    ( PHASE=run SERIES_TARGETS="" LABEL=main-suites REPO_COMMIT=$CO_GIT_COMMIT \
+        scripts/cutlass-suites.sh "$src" "$dir/suites" > /dev/null 2>&1
+      mv "$dir/suites/cutlass-suites-main-suites-run.log" "$dir/" ) &
+  fi
+  PHASE=all SUITES="" BREAKS=1 LABEL=main-series REPO_COMMIT=$CO_GIT_COMMIT \
+    scripts/cutlass-suites.sh "$src" "$dir" || status=1
+  wait || status=1
+  rm -rf "$dir/suites"
 }
 
 for s in build test breaks report nvfp4 cutlass; do

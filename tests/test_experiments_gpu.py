@@ -83,7 +83,7 @@ def test_changing_operands_original_patched_and_the_caller_fix(torch_sm90: Any) 
 
 def test_modes_that_build_params_once_refuse_rotation(torch_sm90: Any) -> None:
     ops = operands(torch_sm90)
-    for mode in ("floor", "graph", "bare_launch", "bare_cluster_launch"):
+    for mode in ("floor", "graph", "bare_launch", "bare_cluster_launch", "kernel_launch"):
         with pytest.raises(ValueError, match="rotation 1"):
             bench(torch_sm90, ops, "original", mode, 1, ROT)
     with pytest.raises(ValueError, match="rotation 1"):

@@ -109,6 +109,32 @@ def test_overhead_floor_calls_only_the_launch_and_its_attribute(torch_sm90: Any)
     assert per_call("cudaMalloc") == 0
 
 
+def test_overhead_kernel_launch_is_one_driver_launch_of_the_gemm_kernel(torch_sm90: Any) -> None:
+    """The same-kernel floor: per call one cudaLaunchKernelExC of the GEMM's kernel and no other counted call."""
+    torch = torch_sm90
+    ops = operands(torch, 128, 4096, 4096)
+    module = co.load("sm90", "original")
+    stream = torch.cuda.Stream()
+
+    def launches(calls: int) -> CallCounts:
+        with count_calls() as counts:
+            module.bench(ops["a"], ops["b"], ops["c"], ops["d"], 1.0, 0.5, int(Mode.kernel_launch), calls, 0, False,
+                         co.stream_handle(stream))
+        return counts
+
+    launches(1)
+    fewer, more = launches(10), launches(20)
+
+    def per_call(*apis: str) -> float:
+        return (more.total(*apis) - fewer.total(*apis)) / 10
+
+    assert per_call("cudaLaunchKernelExC") == 1
+    assert per_call("cudaFuncSetAttribute") == 0
+    assert per_call(*TMA_ENCODES) == 0
+    assert per_call(*ENTRY_POINT_LOOKUPS) == 0
+    assert per_call("cudaMalloc") == 0
+
+
 def test_count_calls_refuses_to_nest(torch_sm90: Any) -> None:
     ops = operands(torch_sm90, 128, 256, 256)
     with count_calls() as outer:

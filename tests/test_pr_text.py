@@ -1,4 +1,5 @@
-"""patch/PR.md's measured numbers are what the committed results give (scripts/fill-pr-results.py --check)."""
+"""Each PR page's measured parts (patch/pr*/PR.md) are what the committed results give
+(scripts/fill-pr-results.py --check), and each page stays one page."""
 
 from __future__ import annotations
 
@@ -6,18 +7,31 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
+PAGES = sorted((REPO / "patch").glob("pr*/PR.md"))
+FILL = REPO / "scripts/fill-pr-results.py"
 
 
-def test_pr_text_matches_the_committed_results() -> None:
-    done = subprocess.run([sys.executable, str(REPO / "scripts/fill-pr-results.py"), "--check"],
-                          capture_output=True, text=True, check=False)
+def test_pr_pages_match_the_committed_results() -> None:
+    assert PAGES, "no patch/pr*/PR.md"
+    done = subprocess.run([sys.executable, str(FILL), "--check"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.parent.name)
+def test_each_pr_page_refs_the_issue_and_fits_a_page(page: Path) -> None:
+    text = page.read_text()
+    assert "Refs #3003" in text and "Fixes #3003" not in text
+    assert len(text.encode()) <= 10_000, f"{page} is {len(text.encode())} bytes"
+
+
 def test_check_names_a_stale_part(tmp_path: Path) -> None:
-    stale = tmp_path / "PR.md"
-    stale.write_text((REPO / "patch/PR.md").read_text().replace("<!-- pr:layer_loop -->", "<!-- pr:layer_loop -->9", 1))
-    done = subprocess.run([sys.executable, str(REPO / "scripts/fill-pr-results.py"), "--check", "--file", str(stale)],
+    page = PAGES[0]
+    stale = tmp_path / page.parent.name / "PR.md"
+    stale.parent.mkdir()
+    stale.write_text(page.read_text().replace("<!-- pr:steps -->", "<!-- pr:steps -->9", 1))
+    done = subprocess.run([sys.executable, str(FILL), "--check", "--file", str(stale)],
                           capture_output=True, text=True, check=False)
-    assert done.returncode == 1 and "layer_loop" in done.stderr
+    assert done.returncode == 1 and "steps" in done.stderr

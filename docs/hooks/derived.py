@@ -135,11 +135,11 @@ def ablation_steps(results: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 
 def ablation_variant_by_patch(results: dict[str, Any]) -> dict[str, str]:
-    """The ablation build that ends at each patch, by the patch's number: {"0005": "prefix4", "0008": "patched"}.
-    Per-release patches (v4.3.5/0002) keep their folder: {"v4.3.5/0002": ...}."""
+    """The ablation build that ends at each patch, by its PR and number: {"pr1/0001": "prefix1", "pr4/0001": "patched"}
+    (patch/pr1-portable-clusters/0001-... is "pr1/0001"). Per-release patches keep their folder: {"v4.3.5/0001": ...}."""
     out: dict[str, str] = {}
     for v in (results.get("ablation") or {}).get("variants") or []:
-        last = str(v["last"])
-        folder, _, name = last.rpartition("/")
-        out[f"{folder}/{name[:4]}" if folder else name[:4]] = v["variant"]
+        folder, _, name = str(v["last"]).rpartition("/")
+        pr = folder.split("-", 1)[0] if folder.startswith("pr") else folder
+        out[f"{pr}/{name[:4]}" if pr else name[:4]] = v["variant"]
     return out

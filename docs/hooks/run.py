@@ -29,6 +29,7 @@ DESCRIPTIONS = {
     "original/graph": "`run(stream)` in a CUDA graph, replayed",
     "original/bare_launch": "an empty kernel, `Params`-sized argument",
     "original/bare_cluster_launch": "the same, one 2x1x1 cluster, `cudaLaunchKernelEx`",
+    "original/kernel_launch": "the GEMM's own kernel and `Params`, `cudaLaunchKernelEx`, no CUTLASS code",
     "original/seed/sync_each_call": "the issue's pattern + `cudaStreamSynchronize`",
 }
 SHORT = {"original/seed": "original", "patched/seed": "patched", "direct/seed": "direct", "O0/seed": "-O0",

@@ -237,6 +237,40 @@ BenchResult bench_gemm(Seed&& seed, MakeArgs&& make_args, BenchOptions const& o)
       cuda_check(cudaLaunchKernelEx(&config, empty_kernel<kBytes>, params), "empty kernel cluster launch");
     }, o);
   }
+  if (o.mode == Mode::kKernelLaunch) {
+    using GemmKernel = typename Gemm::GemmKernel;
+    if constexpr (GemmKernel::ArchTag::kMinComputeCapability == 90) {
+      // Everything run(stream) launches, set up once by CUTLASS (initialize: Params, smem attribute); per
+      // call only the driver's launch of that kernel, as ClusterLauncher makes it, with no CUTLASS code.
+      typename Gemm::Arguments args = with_call(make_args, 0);
+      Gemm gemm;
+      cutlass::device_memory::allocation<uint8_t> workspace(Gemm::get_workspace_size(args));
+      CUTLASS_CHECK(gemm.initialize(args, workspace.get(), o.stream));
+      typename Gemm::Params params = gemm.params();
+      dim3 const cluster = StaticClusterShape<GemmKernel>::get();
+      cudaLaunchAttribute attribute{};
+      attribute.id = cudaLaunchAttributeClusterDimension;
+      attribute.val.clusterDim.x = cluster.x;
+      attribute.val.clusterDim.y = cluster.y;
+      attribute.val.clusterDim.z = cluster.z;
+      cudaLaunchConfig_t config{};
+      config.gridDim = Gemm::get_grid_shape(params);
+      config.blockDim = GemmKernel::get_block_shape();
+      config.dynamicSmemBytes = GemmKernel::SharedStorageSize;
+      config.stream = o.stream;
+      config.attrs = &attribute;
+      config.numAttrs = cluster.x * cluster.y * cluster.z > 1 ? 1 : 0;
+      void* kernel_params[] = {&params};
+      return time_loop([&] {
+        PhaseScope phase;
+        phase.enter(Phase::kRun);
+        cuda_check(cudaLaunchKernelExC(&config, (void const*) cutlass::device_kernel<GemmKernel>, kernel_params),
+                   "GEMM kernel launch");
+      }, o);
+    } else {
+      throw std::invalid_argument("kernel_launch is built for SM90 kernels only");
+    }
+  }
   if (o.mode != Mode::kFloor && o.mode != Mode::kGraph) {
     throw std::invalid_argument("unknown benchmark mode " + std::to_string(static_cast<int>(o.mode)));
   }

@@ -23,6 +23,9 @@ enum class Mode : int {
                     // gemm.update(args) (new Params, no attribute call) then gemm.run(stream)
   kBareClusterLaunch,  // kBareLaunch through cudaLaunchKernelEx with the GEMM's static cluster shape (one
                        // cluster): the launch floor of a cluster kernel, as CUTLASS's ClusterLauncher launches
+  kKernelLaunch,    // the GEMM's own kernel, device_kernel<GemmKernel>, launched by cudaLaunchKernelEx with the
+                    // Params, grid, block, shared memory and cluster of an initialized Gemm: run(stream) without
+                    // CUTLASS's host code, the floor run(stream) is held to (SM90 kernels)
   kCount
 };
 
@@ -36,6 +39,7 @@ inline char const* mode_name(Mode m) {
     case Mode::kBareLaunch: return "bare_launch";
     case Mode::kUpdateRun: return "update_run";
     case Mode::kBareClusterLaunch: return "bare_cluster_launch";
+    case Mode::kKernelLaunch: return "kernel_launch";
     default: return "invalid";
   }
 }

@@ -315,6 +315,8 @@ TARGET_RATIOS: dict[str, tuple[str, str]] = {
     "original_vs_patched": ("original/seed", "patched/seed"),
     "run_stream_vs_bare_launch": ("patched/floor", "original/bare_launch"),
     "run_stream_vs_bare_cluster_launch": ("patched/floor", "original/bare_cluster_launch"),
+    # The floor run(stream) is held to: the driver's own launch of the same kernel with the same Params.
+    "run_stream_vs_kernel_launch": ("patched/floor", "original/kernel_launch"),
 }
 
 

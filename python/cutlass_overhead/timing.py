@@ -19,7 +19,8 @@ from .workloads import Context, Plan, Shape, Workload
 TIMING_KEYS: tuple[tuple[str, str], ...] = (
     ("original", "seed"), ("patched", "seed"), ("direct", "seed"), ("O0", "seed"),
     ("original", "initialize_run"), ("original", "floor"), ("patched", "floor"),
-    ("original", "graph"), ("original", "bare_launch"), ("original", "bare_cluster_launch"))
+    ("original", "graph"), ("original", "bare_launch"), ("original", "bare_cluster_launch"),
+    ("original", "kernel_launch"))
 # (variant, mode, sync_each_call) measured at every sweep shape; unsynced rows come first (the model needs them).
 SWEEP_CONFIGS: tuple[tuple[str, str, bool], ...] = (
     ("original", "seed", False), ("patched", "seed", False), ("original", "floor", False),
