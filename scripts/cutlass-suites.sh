@@ -10,7 +10,7 @@
 #   PHASE        build | run | all (default all). "build" needs no GPU (STUB_LIBCUDA=1 links against a generated
 #                stub libcuda.so.1; the GPU machine's driver is loaded at run time) and packs the binaries into
 #                OUT_DIR/cutlass-suites-bin.tar.xz; "run" unpacks that file where there is no build.
-#   SERIES (default series), BASE, LABEL (default main), JOBS, CUDA_ARCHS (default 90a), GOOGLETEST_DIR
+#   SERIES (default series), BASE, LABEL (default main), JOBS, BUILD_TIMEOUT, RUN_TIMEOUT, CUDA_ARCHS (default 90a), GOOGLETEST_DIR
 #   (default /usr/src/googletest, the distribution's source package), WORK_DIR (default a new temporary one),
 #   SUITES (default: the upstream targets below), SERIES_TARGETS (default: the series' targets below; "" builds
 #   CUTLASS's suites only), BREAKS=1 (run phase: build the break checks, all at once, each in its own tree, then run
@@ -46,8 +46,11 @@ SUITES=${SUITES:-"cutlass_test_unit_cute_hopper_tma_load cutlass_test_unit_cute_
 # away in an otherwise fully patched tree; the filtered tests must then fail (or fail to report PASSED).
 BREAKS_LIST=(
   "cluster-attribute-every-launch|cutlass_test_unit_cluster_launch|SM90_ClusterLaunch.PortableClusterDoesNotAllowNonPortable|include/cutlass/cluster_launch.hpp|if (is_non_portable_cluster_size(cluster_dims)) {=>if (true) {"
+  "fallback-cluster-every-launch|cutlass_test_unit_cluster_launch|SM90_ClusterLaunch.FallbackClusterAllowsNonPortableOnlyWhenNeeded|include/cutlass/cluster_launch.hpp|if (is_non_portable_cluster_size(preferred_cluster_dims) ||=>if (true ||"
+  "fallback-cluster-ignores-fallback|cutlass_test_unit_cluster_launch|SM90_ClusterLaunch.FallbackClusterAllowsNonPortableOnlyWhenNeeded|include/cutlass/cluster_launch.hpp|        is_non_portable_cluster_size(fallback_cluster_dims)) {=>        false) {"
+  "no-context-skipped|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_ThreadWithoutContext|include/cutlass/cuda_host_adapter.hpp|if (record != nullptr && record->load(std::memory_order_acquire) == context) {=>if (context == 0 || (record != nullptr && record->load(std::memory_order_acquire) == context)) {"
   "driver-version-before-size|cutlass_test_unit_cute_hopper_tma_host_encode|CuTe_TmaHostEncode.Tma_Descriptor_Driver_Version_Only_For_Small_Tensors|include/cute/atom/copy_traits_sm90_tma.hpp|<base>"
-  "lookup-every-call|cutlass_test_unit_cute_hopper_tma_host_encode|CuTe_TmaHostEncode.Tma_Encode_Looks_Up_Driver_Entry_Point_Once|include/cutlass/cuda_host_adapter.hpp|void* pfn = slot.load(std::memory_order_acquire);=>void* pfn = nullptr;"
+  "lookup-every-call|cutlass_test_unit_cute_hopper_tma_host_encode|CuTe_TmaHostEncode.Tma_Encode_Looks_Up_Driver_Entry_Point_Once:CuTe_TmaHostEncode.Tma_Encode_On_A_New_Thread|include/cutlass/cuda_host_adapter.hpp|void* pfn = slot.load(std::memory_order_acquire);=>void* pfn = nullptr;"
   "attribute-every-call|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_SetOncePerContext|include/cutlass/cuda_host_adapter.hpp|record->load(std::memory_order_acquire) == context=>false"
   "record-ignores-context|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_SecondContext:*KernelAttributes_TwoDevices*|include/cutlass/cuda_host_adapter.hpp|record->load(std::memory_order_acquire) == context=>record->load(std::memory_order_acquire) != 0"
   "record-ignores-device|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_TwoDevices*|include/cutlass/cuda_host_adapter.hpp|return &context_of_device[device];=>return &context_of_device[0];"
@@ -99,7 +102,7 @@ run_binary() {  # run_binary BIN [FILTER]: runs it, prints its gtest summary; re
   rc=$?
   echo "$text" > "$work/run-$(basename "$bin")-$(echo "$filter" | tr -c 'A-Za-z0-9_\n' '_').log"
   echo "rc $rc; $(echo "$text" | grep -E '^\[  (PASSED|FAILED|SKIPPED) *\] [0-9]+ test' | paste -sd' ')"
-  echo "$text" | grep -E '^\[  FAILED  \] [A-Za-z]|^\[  SKIPPED \] [A-Za-z]' | sed 's/^/    /' | head -20
+  echo "$text" | grep -E '^\[  FAILED  \] [A-Za-z]|^\[  SKIPPED \] [A-Za-z]|^\[ observed \]' | sed 's/^/    /' | head -20
   return $rc
 }
 
@@ -114,7 +117,8 @@ if [ "$phase" = build ] || [ "$phase" = all ]; then
   say "git am: $(git -C "$work/src" log --oneline "${BASE:-HEAD}"..HEAD | wc -l) commits applied"
   configure "$work/src" "$work/build" || { say "## result: FAIL (configure)"; exit 1; }
   start=$(date +%s)
-  ninja -C "$work/build" -k 0 -j "$jobs" $all_targets > "$work/build.log" 2>&1 || status=1
+  # BUILD_TIMEOUT (s): stop there and run what was built; a target left unbuilt is reported as such.
+  timeout "${BUILD_TIMEOUT:-0}" ninja -C "$work/build" -k 0 -j "$jobs" $all_targets > "$work/build.log" 2>&1 || status=1
   grep -E '^FAILED|error:' "$work/build.log" | head -20 | tee -a "$log"
   for t in $all_targets; do
     b=$(binary "$work/build" "$t")
@@ -140,6 +144,7 @@ if [ "$phase" = run ] || [ "$phase" = all ]; then
   done
   if [ "${BREAKS:-0}" = 1 ]; then
     say "## break checks: each must FAIL"
+    unverified=0
     [ -d "$work/src/.git" ] || tree "$work/src" || { say "git am failed"; exit 1; }
     pids=()
     for entry in "${BREAKS_LIST[@]}"; do
@@ -173,11 +178,11 @@ PY
       result=$(run_binary "$(binary "$work/break-$name/build" "$target")" "$filter")
       rc=$?
       if [ $rc -ne 0 ]; then say "$name: FAILED as it must ($result)"
-      elif echo "$result" | grep -q 'SKIPPED'; then say "$name: skipped here ($result)"
+      elif echo "$result" | grep -q 'SKIPPED'; then say "$name: NOT VERIFIED, the tests skipped here ($result)"; unverified=$((unverified + 1))
       else say "$name: PASSED although the behaviour is broken ($result)"; status=1
       fi
     done
   fi
 fi
-say "## result: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
+say "## result: $([ $status -eq 0 ] && echo PASS || echo FAIL)${unverified:+ ($unverified break check(s) not verified here: their tests skipped)}"
 exit $status
