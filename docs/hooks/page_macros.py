@@ -90,12 +90,17 @@ def macros(root: Path, runs: dict[str, Run], repo_url: str) -> list[Callable[...
     def include_file(rel: str, shift: int | str = 0) -> str:
         return include(root, rel, shift, repo_url)
 
+    def results_files(pattern: str) -> list[str]:
+        """The committed files under docs/results/ that match a glob, as page-relative links, sorted; [] while none
+        are committed (a page can then say so instead of linking a file that does not exist yet)."""
+        return sorted(str(p.relative_to(root / "docs")) for p in (root / RESULTS).glob(pattern) if p.is_file())
+
     def include_log(rel: str) -> str:
         """A committed log, verbatim, for a ```text block (`rel` from the project root or from docs/)."""
         return include_text(root, rel if (root / rel).exists() else f"docs/{rel}")
 
-    return [table, figure, stamp, logs, link, pending, patch_list, include_file, include_log, host_path,
-            host_path_table, doctor_reading]
+    return [table, figure, stamp, logs, link, pending, patch_list, include_file, include_log, results_files,
+            host_path, host_path_table, doctor_reading]
 
 
 def with_stale_banner(markdown: str, stale: dict[str, str]) -> str:
