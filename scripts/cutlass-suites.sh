@@ -106,7 +106,35 @@ run_binary() {  # run_binary BIN [FILTER]: runs it, prints its gtest summary; re
   return $rc
 }
 
+spawn_breaks() {  # builds every break check's tree in the background (BREAK_JOBS each); sets pids
+  pids=()
+    for entry in "${BREAKS_LIST[@]}"; do
+      IFS='|' read -r name target filter file edit <<< "$entry"
+      (
+        set -e
+        git clone -q "$work/src" "$work/break-$name/src"
+        if [ "$edit" = "<base>" ]; then
+          git -C "$work/break-$name/src" checkout -q "$(git -C "$src" rev-parse "${BASE:-HEAD}" 2>/dev/null ||
+            git ls-remote "$src" "${BASE:-HEAD}" | cut -f1)" -- "$file"
+        else
+          python3 - "$work/break-$name/src/$file" "$edit" <<'PY'
+import sys
+path, edit = sys.argv[1], sys.argv[2]
+old, new = edit.split("=>")
+text = open(path).read()
+assert old in text, f"{old!r} not in {path}"
+open(path, "w").write(text.replace(old, new))
+PY
+        fi
+        configure "$work/break-$name/src" "$work/break-$name/build"
+        ninja -C "$work/break-$name/build" -j "${BREAK_JOBS:-2}" "$target"
+      ) > "$work/break-$name.log" 2>&1 &
+      pids+=($!)
+    done
+}
+
 status=0
+pids=()
 : > "$log"
 stamp
 all_targets="$SERIES_TARGETS $SUITES"
@@ -115,6 +143,8 @@ if [ "$phase" = build ] || [ "$phase" = all ]; then
   say "## build: $(echo $all_targets | wc -w) targets, $jobs jobs"
   tree "$work/src" || { say "git am of patch/$SERIES failed"; exit 1; }
   say "git am: $(git -C "$work/src" log --oneline "${BASE:-HEAD}"..HEAD | wc -l) commits applied"
+  # The break checks build alongside the main build; they run after it.
+  [ "${BREAKS:-0}" = 1 ] && [ "$phase" = all ] && spawn_breaks
   configure "$work/src" "$work/build" || { say "## result: FAIL (configure)"; exit 1; }
   start=$(date +%s)
   # BUILD_TIMEOUT (s): stop there and run what was built; a target left unbuilt is reported as such.
@@ -145,31 +175,6 @@ if [ "$phase" = run ] || [ "$phase" = all ]; then
   if [ "${BREAKS:-0}" = 1 ]; then
     say "## break checks: each must FAIL"
     unverified=0
-    [ -d "$work/src/.git" ] || tree "$work/src" || { say "git am failed"; exit 1; }
-    pids=()
-    for entry in "${BREAKS_LIST[@]}"; do
-      IFS='|' read -r name target filter file edit <<< "$entry"
-      (
-        set -e
-        git clone -q "$work/src" "$work/break-$name/src"
-        if [ "$edit" = "<base>" ]; then
-          git -C "$work/break-$name/src" checkout -q "$(git -C "$src" rev-parse "${BASE:-HEAD}" 2>/dev/null ||
-            git ls-remote "$src" "${BASE:-HEAD}" | cut -f1)" -- "$file"
-        else
-          python3 - "$work/break-$name/src/$file" "$edit" <<'PY'
-import sys
-path, edit = sys.argv[1], sys.argv[2]
-old, new = edit.split("=>")
-text = open(path).read()
-assert old in text, f"{old!r} not in {path}"
-open(path, "w").write(text.replace(old, new))
-PY
-        fi
-        configure "$work/break-$name/src" "$work/break-$name/build"
-        ninja -C "$work/break-$name/build" -j "$jobs" "$target"
-      ) > "$work/break-$name.log" 2>&1 &
-      pids+=($!)
-    done
     for i in "${!BREAKS_LIST[@]}"; do
       IFS='|' read -r name target filter file edit <<< "${BREAKS_LIST[$i]}"
       if ! wait "${pids[$i]}"; then

@@ -139,7 +139,8 @@ stage_cutlass() {
         scripts/cutlass-suites.sh "$src" "$dir/suites" > /dev/null 2>&1
       mv "$dir/suites/cutlass-suites-main-suites-run.log" "$dir/" ) &
   fi
-  PHASE=all SUITES="" BREAKS=1 LABEL=main-series REPO_COMMIT=$CO_GIT_COMMIT \
+  # CUTLASS_DEVICE_SUITES: upstream suites to build here too, beside the series' targets (BUILD_TIMEOUT caps it).
+  PHASE=all SUITES="${CUTLASS_DEVICE_SUITES:-}" BREAKS=1 LABEL=main-series REPO_COMMIT=$CO_GIT_COMMIT \
     scripts/cutlass-suites.sh "$src" "$dir" || status=1
   wait || status=1
   rm -rf "$dir/suites"

@@ -129,7 +129,7 @@ REMOVES: list[tuple[str, dict[str, int | str]]] = [
     # v4.3.5's backport of upstream #2928: cuDriverGetVersion becomes cudaDriverGetVersion, one query each.
     (r"#2928|runtime API", {}),
     (r"non-portable cluster", {"cudaFuncSetAttribute": -1}),
-    (r"kernel attributes once", {"cudaFuncSetAttribute": -2}),
+    (r"smem attribute once", {"cudaFuncSetAttribute": -2}),
     (r"Params reuse", {"tma_encodes": -4}),
 ]
 
