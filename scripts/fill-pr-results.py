@@ -52,8 +52,11 @@ def part_steps(folder: str, results: dict[str, Any]) -> str:
         lines.append(f"| {'**' + label + '**' if pr == folder else label} | {iqr(s)} |")
     a = results["ablation"]
     lines.append("")
-    lines.append(f"{a['rounds']} interleaved rounds of {a['calls_per_sample']} calls per build; "
-                 f"{results['stamp'].get('gpu', 'GPU')}, CUTLASS {results['stamp'].get('cutlass_describe', 'main')}. "
+    stamp = results["stamp"]
+    tree = next((line.split(":", 1)[1].split("(")[0].strip() for line in (MAIN.parent / "stamp.txt").read_text().splitlines()
+                 if line.startswith("cutlass:")), "main")
+    lines.append(f"{a['rounds']} interleaved rounds of {a['calls_per_sample']} calls per build; {stamp['gpu']}, "
+                 f"{stamp['host_cpu']}, CUTLASS {tree} ({stamp['cutlass_version']}), repository {stamp['git_commit']}. "
                  "An x86 host: never a Thor or Blackwell number.")
     return "\n".join(lines)
 
@@ -79,49 +82,53 @@ def part_issue(folder: str, results: dict[str, Any]) -> str:
             "CUTLASS, and on an aarch64 host the same calls may cost more.")
 
 
-def suite_lines(log: Path, names: list[str]) -> list[str]:
-    """The log's lines for the named targets or break checks."""
+def log_lines(log: Path) -> dict[str, str]:
+    """{target or break check: what the log says of it}, the run's verdict when there is one, else the build's."""
+    out: dict[str, str] = {}
     if not log.exists():
-        return [f"- ({log.relative_to(REPO)} is not committed)"]
-    out = []
+        return out
     for line in log.read_text().splitlines():
-        head = line.split(":", 1)[0]
-        if head in names:
-            out.append(f"- `{head}`:{line.split(':', 1)[1]}")
+        m = re.match(r"^([a-z][a-z0-9_-]*): (.*)$", line)
+        if m and (m.group(1) not in out or m.group(2) not in ("built", "NOT BUILT")):
+            said = m.group(2).split(" (rc")[0] if " as it must" in m.group(2) or "NOT VERIFIED" in m.group(2) \
+                else m.group(2)
+            out[m.group(1)] = said.removesuffix(", listed below:")
     return out
 
 
-def series_targets(folder: str) -> tuple[list[str], list[str]]:
-    """The CUTLASS test targets and break checks a PR's patches add, read from its patches and the suite script."""
+def page_targets(page_text: str) -> list[str]:
+    """The CUTLASS test targets a page names (its Tests section), in order."""
+    head = page_text.split("<!-- pr:tests -->")[0]
+    return list(dict.fromkeys(re.findall(r"`(cutlass_test_unit_[a-z0-9_]+)`", head)))
+
+
+def series_breaks(folder: str) -> list[str]:
+    """The break checks of scripts/cutlass-suites.sh whose edit undoes a line this PR's patches add."""
     text = "".join(p.read_text() for p in sorted((PATCH / folder).glob("*.patch")))
-    targets = sorted(set(re.findall(r"^\+\s*(cutlass_test_unit_[a-z0-9_]+)\s*$", text, re.M)))
+    added = [line for line in text.splitlines() if line.startswith("+")]
     script = (REPO / "scripts/cutlass-suites.sh").read_text()
-    breaks = [name for name, target in re.findall(r'^\s*"([a-z-]+)\|(cutlass_test_unit_[a-z0-9_]+)\|', script, re.M)
-              if target in targets and _break_belongs(name, folder, script)]
-    return targets, breaks
-
-
-def _break_belongs(name: str, folder: str, script: str) -> bool:
-    """A break check belongs to the PR whose patches contain the text it edits."""
-    entry = re.search(rf'"{re.escape(name)}\|[^|]*\|[^|]*\|([^|]*)\|([^"]*)"', script)
-    if entry is None:
-        return False
-    path, edit = entry.groups()
-    text = "".join(p.read_text() for p in sorted((PATCH / folder).glob("*.patch")))
-    if edit == "<base>":
-        return f"b/{path}" in text
-    old = edit.split("=>")[0]
-    return any(old in line for line in text.splitlines() if line.startswith("+"))
+    out = []
+    for name, path, edit in re.findall(r'^\s*"([a-z-]+)\|[^|]*\|[^|]*\|([^|]*)\|([^"]*)"', script, re.M):
+        if edit == "<base>" and f"b/{path}" in text or any(edit.split("=>")[0] in line for line in added):
+            out.append(name)
+    return out
 
 
 def part_tests(folder: str, results: dict[str, Any]) -> str:
-    targets, breaks = series_targets(folder)
     series_log, suites_log = TESTS / "cutlass-suites-main-series-all.log", TESTS / "cutlass-suites-main-suites-run.log"
-    lines = [f"Series targets and break checks (`{series_log.relative_to(REPO)}`):"]
-    lines += suite_lines(series_log, targets + breaks)
-    lines += ["", f"CUTLASS's own suites, whole series applied (`{suites_log.relative_to(REPO)}`):"]
-    text = suites_log.read_text() if suites_log.exists() else ""
-    lines += suite_lines(suites_log, sorted(set(re.findall(r"^(cutlass_test_unit_[a-z0-9_]+):", text, re.M))))
+    series, suites = log_lines(series_log), log_lines(suites_log)
+    page = (PATCH / folder / "PR.md").read_text()
+    mine = page_targets(page)
+    lines = [f"This PR's targets and break checks, whole series applied (`{series_log.relative_to(REPO)}`):"]
+    lines += [f"- `{t}`: {series.get(t, 'not in the log')}" for t in mine]
+    lines += [f"- break check `{b}`: {series.get(b, 'not in the log')}" for b in series_breaks(folder)]
+    ours = {t for other in PATCH.glob("pr*/PR.md") for t in page_targets(other.read_text())}
+    upstream = [t for t in dict.fromkeys([*suites, *series]) if t.startswith("cutlass_test_unit_") and t not in ours]
+    lines += ["", "CUTLASS's own suites, whole series applied (`" + suites_log.relative_to(REPO).as_posix()
+              + "`, built without a GPU; and the series log, built on the GPU machine):"]
+    for t in upstream:
+        ran = [v for v in (suites.get(t), series.get(t)) if v and v.startswith("rc ")]
+        lines.append(f"- `{t}`: {ran[0] if ran else 'not run (not built in either run)'}")
     return "\n".join(lines)
 
 
