@@ -2,7 +2,8 @@
 
 The doctor itself is C++ (measure/doctor/), so it also runs where Python or torch are missing (a
 Jetson); this wrapper has the doctor's parser check the arguments (before any GPU is looked for), picks the
-binary that matches the GPU and passes the arguments on. `--inspect PATH` (inspect_binary) needs no GPU.
+binary that matches the GPU and passes the arguments on. `--inspect PATH` (inspect_binary) and
+`--compare READING.json` (compare_reading) need no GPU.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import _build_info, inspect_binary
+from . import _build_info, compare_reading, inspect_binary
 from ._variants import build_hint
 
 # Installed beside the compiled parts (_build_info is one), which an editable install keeps in
@@ -22,7 +23,8 @@ BIN = Path(_build_info.__file__).resolve().parent / "bin"
 PROG = "cutlass-overhead-doctor"
 # The wrapper's own options, after the doctor's usage; every other argument goes to the doctor binary.
 WRAPPER_USAGE = (f"{PROG} also takes: --patched (the patched build's doctor), --host-path-on-hopper (the NVFP4 "
-                 "host path on an sm_90 GPU), --inspect PATH (was PATH's CUTLASS host code compiled with -O0?)")
+                 "host path on an sm_90 GPU), --inspect PATH (was PATH's CUTLASS host code compiled with -O0?), "
+                 "--compare READING.json [--reference REF.json] (your reading beside this repository's H200 one)")
 
 
 def doctors() -> dict[str, Path]:
@@ -90,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{PROG}: --inspect takes one PATH and no other arguments", file=sys.stderr)
             return inspect_binary.BAD_INPUT
         return inspect_binary.main(rest[0], PROG)
+    if args[:1] == ["--compare"]:
+        return compare_reading.main(args[1:], PROG)
     variant = "original"
     host_path = False
     if "--patched" in args:
