@@ -74,7 +74,7 @@ def part_issue(folder: str, results: dict[str, Any]) -> str:
     before, after = rows[at[0] - 1][2]["median"], rows[at[-1]][2]["median"]
     pristine, patched = rows[0][2]["median"], rows[-1][2]["median"]
     outside = ISSUE_LOOP_US - ISSUE_KERNEL_US
-    return (f"#3003 reports {ISSUE_LOOP_US} µs per iteration around a {ISSUE_KERNEL_US} µs kernel: about {outside} µs "
+    return (f"Issue #3003 reports {ISSUE_LOOP_US} µs per iteration around a {ISSUE_KERNEL_US} µs kernel: about {outside} µs "
             f"outside the kernel. On this host this PR takes {before - after:.2f} µs off a call of the issue's "
             f"pattern, and the whole series {pristine - patched:.2f} µs (from {pristine:.2f} to {patched:.2f} µs). "
             "At this host's speed the series cannot explain more than that share of the issue's number; what this "
