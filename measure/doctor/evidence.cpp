@@ -41,6 +41,9 @@ void bench_modes(Workload const& w, Options const& o, cudaStream_t s, bool host_
   for (int v = 0; v < static_cast<int>(co::Mode::kCount); ++v) {
     co::Mode mode = static_cast<co::Mode>(v);
     if (host_path && mode == co::Mode::kGraph) continue;
+#if !defined(CO_DOCTOR_KIND_sm90)
+    if (mode == co::Mode::kKernelLaunch) continue;  // built for SM90 kernels only (bench.cuh)
+#endif
     e.drained[co::mode_name(mode)] = bench_mode(w, mode, true, o, s);
     e.back_to_back[co::mode_name(mode)] = bench_mode(w, mode, false, o, s);
   }
