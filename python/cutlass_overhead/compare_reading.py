@@ -10,8 +10,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# The committed reference readings (docs/results/h200-nvfp4-host-path/), found from a source checkout.
-REFERENCE_DIR = Path(__file__).resolve().parents[2] / "docs" / "results" / "h200-nvfp4-host-path"
+from . import _build_info
+
+# The committed reference readings (docs/results/h200-nvfp4-host-path/): installed beside the compiled parts
+# (CMakeLists.txt), else found from a source checkout.
+_INSTALLED = Path(_build_info.__file__).resolve().parent / "reference"
+REFERENCE_DIR = _INSTALLED if _INSTALLED.is_dir() else Path(__file__).resolve().parents[2] / "docs/results/h200-nvfp4-host-path"
 REFERENCE_BY_KIND = {"nvfp4": "doctor-nvfp4-hopper-128x4096x4096.json", "sm90": "doctor-sm90-128x4096x4096.json"}
 
 # (label, path into the reading): host microseconds per call unless the label says otherwise.
@@ -62,7 +66,7 @@ def default_reference(reading: dict[str, Any]) -> Path:
         raise ReadingError(f"no committed reference for the kernel family {kind!r}; pass --reference REF.json")
     path = REFERENCE_DIR / REFERENCE_BY_KIND[kind]
     if not path.exists():
-        raise ReadingError(f"{path} is not here (an installed package has no docs/); pass --reference REF.json")
+        raise ReadingError(f"{path} is not here; pass --reference REF.json")
     return path
 
 
