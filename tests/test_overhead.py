@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,25 +81,30 @@ def test_overhead_patched_steady_state_counts(torch_sm90: Any) -> None:
     assert per_call(counts, "cudaLaunchKernelExC", phase=Phase.run) == 1
 
 
-def test_overhead_floor_calls_only_the_launch_and_its_attribute(torch_sm90: Any) -> None:
-    torch = torch_sm90
+def counts_per_timed_call(torch: Any, mode: str) -> Callable[..., float]:
+    """Counts of one timed call of a bench mode of the pristine SM90 module, per API (and phase): 20 calls minus
+    10 calls, over 10, after one warm call. The mode's setup runs once per bench() and cancels out."""
     ops = operands(torch, 128, 4096, 4096)
     module = co.load("sm90", "original")
     stream = torch.cuda.Stream()
 
-    def floor(calls: int) -> CallCounts:
+    def run(calls: int) -> CallCounts:
         with count_calls() as counts:
-            module.bench(ops["a"], ops["b"], ops["c"], ops["d"], 1.0, 0.5, int(Mode.floor), calls, 0, False,
+            module.bench(ops["a"], ops["b"], ops["c"], ops["d"], 1.0, 0.5, int(Mode[mode]), calls, 0, False,
                          co.stream_handle(stream))
         return counts
 
-    floor(1)  # warm: first calls resolve, load and encode once
-    # The floor's setup (one initialize) runs once per bench(); 20 calls minus 10 calls leaves 10 calls' worth.
-    fewer, more = floor(10), floor(20)
+    run(1)  # warm: first calls resolve, load and encode once
+    fewer, more = run(10), run(20)
 
     def per_call(*apis: str, phase: Phase | None = None) -> float:
         return (more.total(*apis, phase=phase) - fewer.total(*apis, phase=phase)) / 10
 
+    return per_call
+
+
+def test_overhead_floor_calls_only_the_launch_and_its_attribute(torch_sm90: Any) -> None:
+    per_call = counts_per_timed_call(torch_sm90, "floor")
     assert per_call("cudaLaunchKernelExC", phase=Phase.run) == 1
     # CUTLASS's run(stream) sets NonPortableClusterSizeAllowed before every cluster launch; nothing else.
     assert per_call("cudaFuncSetAttribute", phase=Phase.run) == 1
@@ -111,23 +117,7 @@ def test_overhead_floor_calls_only_the_launch_and_its_attribute(torch_sm90: Any)
 
 def test_overhead_kernel_launch_is_one_driver_launch_of_the_gemm_kernel(torch_sm90: Any) -> None:
     """The same-kernel floor: per call one cudaLaunchKernelExC of the GEMM's kernel and no other counted call."""
-    torch = torch_sm90
-    ops = operands(torch, 128, 4096, 4096)
-    module = co.load("sm90", "original")
-    stream = torch.cuda.Stream()
-
-    def launches(calls: int) -> CallCounts:
-        with count_calls() as counts:
-            module.bench(ops["a"], ops["b"], ops["c"], ops["d"], 1.0, 0.5, int(Mode.kernel_launch), calls, 0, False,
-                         co.stream_handle(stream))
-        return counts
-
-    launches(1)
-    fewer, more = launches(10), launches(20)
-
-    def per_call(*apis: str) -> float:
-        return (more.total(*apis) - fewer.total(*apis)) / 10
-
+    per_call = counts_per_timed_call(torch_sm90, "kernel_launch")
     assert per_call("cudaLaunchKernelExC") == 1
     assert per_call("cudaFuncSetAttribute") == 0
     assert per_call(*TMA_ENCODES) == 0

@@ -55,6 +55,16 @@ struct StaticClusterShape<GemmKernel, std::void_t<typename GemmKernel::ClusterSh
   }
 };
 
+// The cluster-dimension launch attribute of a cluster shape, as ClusterLauncher sets it.
+inline cudaLaunchAttribute cluster_dimension(dim3 cluster) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster.x;
+  attribute.val.clusterDim.y = cluster.y;
+  attribute.val.clusterDim.z = cluster.z;
+  return attribute;
+}
+
 // call() recorded into a graph that is never launched (BenchOptions::capture_each_call). The guard
 // ends the capture if call() throws, so the stream is usable again.
 template <class Call>
@@ -219,11 +229,7 @@ BenchResult bench_gemm(Seed&& seed, MakeArgs&& make_args, BenchOptions const& o)
     // cudaLaunchKernelEx with the cluster-dimension attribute (ClusterLauncher uses cudaLaunchKernelExC).
     constexpr std::size_t kBytes = sizeof(typename Gemm::Params);
     dim3 const cluster = StaticClusterShape<typename Gemm::GemmKernel>::get();
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = cluster.x;
-    attribute.val.clusterDim.y = cluster.y;
-    attribute.val.clusterDim.z = cluster.z;
+    cudaLaunchAttribute attribute = cluster_dimension(cluster);
     cudaLaunchConfig_t config{};
     config.gridDim = cluster;
     config.blockDim = dim3(128, 1, 1);
@@ -248,11 +254,7 @@ BenchResult bench_gemm(Seed&& seed, MakeArgs&& make_args, BenchOptions const& o)
       CUTLASS_CHECK(gemm.initialize(args, workspace.get(), o.stream));
       typename Gemm::Params params = gemm.params();
       dim3 const cluster = StaticClusterShape<GemmKernel>::get();
-      cudaLaunchAttribute attribute{};
-      attribute.id = cudaLaunchAttributeClusterDimension;
-      attribute.val.clusterDim.x = cluster.x;
-      attribute.val.clusterDim.y = cluster.y;
-      attribute.val.clusterDim.z = cluster.z;
+      cudaLaunchAttribute attribute = cluster_dimension(cluster);
       cudaLaunchConfig_t config{};
       config.gridDim = Gemm::get_grid_shape(params);
       config.blockDim = GemmKernel::get_block_shape();
