@@ -24,8 +24,11 @@ mkdir -p "$(dirname "$log")"
     -DCO_CUDA_ARCHS=110a -DCO_BUILD_EXPERIMENTS=ON 2>&1 | grep -E "cutlass-overhead|CUTLASS|Error|error" || exit 1
   echo "+ cmake --build --target $targets"
   start=$(date +%s)
-  cmake --build "$dir" --target $targets 2>&1 | grep -E "^\[[0-9]+/[0-9]+\] Linking|error|FAILED" || true
-  echo "build: $(( $(date +%s) - start )) s"
+  # GNU time's peak RSS is that of the largest single process of the build (one compiler), what -j multiplies.
+  /usr/bin/time -f "peak memory of one build process: %M KB" -o "$dir.time" \
+    cmake --build "$dir" --target $targets 2>&1 | grep -E "^\[[0-9]+/[0-9]+\] Linking|error|FAILED" || true
+  echo "build: $(( $(date +%s) - start )) s on $(nproc) cores; $(cat "$dir.time" 2>/dev/null)"
+  echo "disk: build directory $(du -sh "$dir" | cut -f1); configs: M <= 128 only (CO_NVFP4_ALL_CONFIGS=OFF)"
   rc=0
   for t in $targets; do
     if [ ! -x "$dir/$t" ]; then
