@@ -60,16 +60,23 @@ def _pristine_cutlass_root() -> Path:
     return root
 
 
-def test_patch_series_applies_to_the_headers_built_against(tmp_path: Path) -> None:
+def patched_copy(dest: Path) -> Path:
+    """A copy of the headers the build used with the series for their version applied (as CutlassSource.cmake
+    applies it: the header subtrees only), in dest. Fails naming the first patch that does not apply."""
     root = _pristine_cutlass_root()
     for sub in ("include", "tools/util/include"):
-        shutil.copytree(root / sub, tmp_path / sub)
-    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+        shutil.copytree(root / sub, dest / sub)
+    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
     for name in series_for(_build_info.CUTLASS_VERSION):
         args = ["git", "apply", "--include=include/*", "--include=tools/util/include/*", str(PATCH_DIR / name)]
-        check = subprocess.run([*args[:2], "--check", *args[2:]], cwd=tmp_path, capture_output=True, text=True)
+        check = subprocess.run([*args[:2], "--check", *args[2:]], cwd=dest, capture_output=True, text=True)
         assert check.returncode == 0, f"{name} does not apply: {check.stderr}"
-        subprocess.run(args, cwd=tmp_path, check=True)
+        subprocess.run(args, cwd=dest, check=True)
+    return dest
+
+
+def test_patch_series_applies_to_the_headers_built_against(tmp_path: Path) -> None:
+    patched_copy(tmp_path)
 
 
 def _cuobjdump() -> str:

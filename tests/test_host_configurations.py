@@ -13,7 +13,7 @@ import pytest
 
 from cutlass_overhead import _build_info
 
-from test_build import PATCH_DIR, _pristine_cutlass_root, series_for  # noqa: E402
+from test_build import patched_copy  # noqa: E402
 
 SOURCE = Path(__file__).resolve().parent / "data" / "host_configurations.cu"
 
@@ -31,15 +31,14 @@ CONFIGURATIONS = {
 def patched_headers(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH")
-    root = _pristine_cutlass_root()
-    tree = tmp_path_factory.mktemp("patched")
-    for sub in ("include", "tools/util/include"):
-        shutil.copytree(root / sub, tree / sub)
-    subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
-    for name in series_for(_build_info.CUTLASS_VERSION):
-        subprocess.run(["git", "apply", "--include=include/*", "--include=tools/util/include/*",
-                        str(PATCH_DIR / name)], cwd=tree, check=True)
-    return tree
+    return patched_copy(tmp_path_factory.mktemp("patched"))
+
+
+def shadowed_typedefs(tmp_path: Path) -> Path:
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "cudaTypedefs.h").write_text("// empty: the QNX safety build does not include it\n")
+    return shadow
 
 
 def compile_errors(headers: Path, extra: list[str], shadow: Path | None, out: Path) -> str:
@@ -55,10 +54,22 @@ def compile_errors(headers: Path, extra: list[str], shadow: Path | None, out: Pa
 def test_patched_headers_compile_in_each_host_configuration(patched_headers: Path, tmp_path: Path,
                                                             name: str) -> None:
     extra, shadowed = CONFIGURATIONS[name]
-    shadow = None
-    if shadowed:
-        shadow = tmp_path / "shadow"
-        shadow.mkdir()
-        (shadow / "cudaTypedefs.h").write_text("// empty: the QNX safety build does not include it\n")
-    errors = compile_errors(patched_headers, extra, shadow, tmp_path / "out.o")
+    errors = compile_errors(patched_headers, extra, shadowed_typedefs(tmp_path) if shadowed else None,
+                            tmp_path / "out.o")
     assert errors == "", f"{name}: {errors}"
+
+
+def test_the_qnx_case_fails_on_a_header_that_names_a_cudatypedefs_type(patched_headers: Path, tmp_path: Path) -> None:
+    """The check itself: direct-call code that names PFN_cuCtxGetId_v12000 (as an earlier state of the series did)
+    compiles with cudaTypedefs.h and fails without it."""
+    broken = tmp_path / "broken"
+    shutil.copytree(patched_headers / "include", broken / "include")
+    adapter = broken / "include/cutlass/cuda_host_adapter.hpp"
+    direct = "  if (cuCtxGetId(nullptr, &id) != CUDA_SUCCESS) {"
+    text = adapter.read_text()
+    assert direct in text, "current_context_id()'s direct call changed: update this test's edit"
+    adapter.write_text(text.replace(direct, "  PFN_cuCtxGetId_v12000 get_id = &cuCtxGetId;\n"
+                                            "  if (get_id(nullptr, &id) != CUDA_SUCCESS) {"))
+    extra, _ = CONFIGURATIONS["QNX safety (no cudaTypedefs.h), direct driver calls"]
+    assert compile_errors(broken, extra, None, tmp_path / "with.o") == ""
+    assert "PFN_cuCtxGetId_v12000" in compile_errors(broken, extra, shadowed_typedefs(tmp_path), tmp_path / "without.o")
