@@ -36,6 +36,7 @@ SERIES_TARGETS=${SERIES_TARGETS-"cutlass_test_unit_cluster_launch cutlass_test_u
   cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90
   cutlass_test_unit_gemm_device_universal_adapter_device_reset_sm90
   cutlass_test_unit_gemm_device_universal_adapter_params_reuse_sm90"}
+suites_given=${SUITES+yes}  # a run of a packed build runs what it holds unless SUITES names targets
 SUITES=${SUITES:-"cutlass_test_unit_cute_hopper_tma_load cutlass_test_unit_cute_hopper_tma_store
   cutlass_test_unit_cute_hopper_tma_mcast_load cutlass_test_unit_cute_hopper_bulk_load
   cutlass_test_unit_cute_hopper_bulk_store cutlass_test_unit_gemm_device_tensorop_cluster_multicast_sm90
@@ -164,6 +165,9 @@ fi
 if [ "$phase" = run ] || [ "$phase" = all ]; then
   if [ ! -d "$work/build/test" ] && [ -f "$out/cutlass-suites-bin.tar.xz" ]; then
     mkdir -p "$work/build" && tar xJf "$out/cutlass-suites-bin.tar.xz" -C "$work/build"
+    if [ -z "$suites_given" ]; then
+      all_targets="$SERIES_TARGETS $(tar tJf "$out/cutlass-suites-bin.tar.xz" | xargs -n1 basename | sort | paste -sd' ')"
+    fi
   fi
   say "## run"
   for t in $all_targets; do

@@ -37,7 +37,8 @@ def _issue() -> Any:
     return module
 
 
-ISSUE_KERNEL_US, ISSUE_LOOP_US = _issue().ISSUE_KERNEL_US, _issue().ISSUE_LOOP_US
+ISSUE = _issue()
+ISSUE_KERNEL_US, ISSUE_LOOP_US = ISSUE.ISSUE_KERNEL_US, ISSUE.ISSUE_LOOP_US
 
 
 def iqr(s: dict[str, float], f: str = ".2f") -> str:

@@ -101,11 +101,12 @@ def main(args: list[str], prog: str) -> int:
         if len(paths) != 1:
             raise ReadingError("--compare takes one READING.json (and optionally --reference REF.json)")
         mine = load(Path(paths[0]))
-        ref = load(ref_path or default_reference(mine))
+        ref_path = ref_path or default_reference(mine)
+        ref = load(ref_path)
     except ReadingError as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
-    print(f"Yours: {paths[0]}  |  reference: {ref_path or default_reference(mine)}")
+    print(f"Yours: {paths[0]}  |  reference: {ref_path}")
     print("\n".join(table(mine, ref)))
     print("\nYours:      " + "\n            ".join(platform_lines(mine)))
     print("Reference:  " + "\n            ".join(platform_lines(ref)))
