@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import cutlass_overhead as co
-from cutlass_overhead import _build_info
+from cutlass_overhead import _build_info, vocabulary
 from cutlass_overhead._variants import NVFP4_VARIANTS, SM90_VARIANTS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -19,9 +19,8 @@ PATCH_DIR = REPO / "patch"
 
 
 def series_for(version: str) -> list[str]:
-    specific = PATCH_DIR / f"series-v{version}"
-    path = specific if specific.exists() else PATCH_DIR / "series"
-    return [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    """The series vocabulary.py's rule gives `version`: CMake (cmake/CutlassSource.cmake) must have applied it."""
+    return vocabulary.series_entries(vocabulary.series_file(PATCH_DIR, version))
 
 
 def test_build_info_names_cutlass_and_series() -> None:
@@ -33,13 +32,10 @@ def test_build_info_names_cutlass_and_series() -> None:
 
 
 def test_patched_build_used_exactly_the_series_files() -> None:
-    import hashlib
-
+    """CMakeLists.txt stamps each patch with the diff hash vocabulary.py defines (the diff, not the mail header)."""
     for name, prefix in zip(_build_info.PATCHES, _build_info.PATCH_SHA256_PREFIXES):
-        text = (PATCH_DIR / name).read_bytes()
-        at = text.find(b"\ndiff --git ")  # the build hashes the diff, not the commit message
-        digest = hashlib.sha256(text[at:] if at >= 0 else text).hexdigest()
-        assert digest.startswith(prefix), f"{name} changed since the build; rebuild (pip install) to re-apply it"
+        digest = vocabulary.diff_sha256_prefix(PATCH_DIR / name)
+        assert digest == prefix, f"{name} changed since the build; rebuild (pip install) to re-apply it"
 
 
 def _pristine_cutlass_root() -> Path:

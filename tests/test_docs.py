@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from cutlass_overhead import vocabulary
+
 REPO = Path(__file__).resolve().parents[1]
 HOOKS = REPO / "docs" / "hooks"
 PAGES = sorted((REPO / "docs").glob("*.md"))
@@ -67,13 +69,15 @@ def make_copy(root: Path) -> Path:
     shutil.copy(REPO / "mkdocs.yml", root)
     shutil.copytree(REPO / "docs", root / "docs", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "patch", root / "patch")
+    (root / "python" / "cutlass_overhead").mkdir(parents=True)  # the vocabulary docs/hooks loads by its path
+    shutil.copy(REPO / "python" / "cutlass_overhead" / "vocabulary.py", root / "python" / "cutlass_overhead")
     for name in loading.RUNS.values():
         path = root / loading.RESULTS / name / "results.json"
         results = json.loads(path.read_text())
         stamp = results["stamp"]
-        series = staleness.series_file(root / "patch", stamp["cutlass_version"])
-        stamp["patches"] = staleness.series_entries(series)
-        stamp["patch_sha256_prefixes"] = [staleness.diff_sha256_prefix(root / "patch" / n) for n in stamp["patches"]]
+        series = vocabulary.series_file(root / "patch", stamp["cutlass_version"])
+        stamp["patches"] = vocabulary.series_entries(series)
+        stamp["patch_sha256_prefixes"] = [vocabulary.diff_sha256_prefix(root / "patch" / n) for n in stamp["patches"]]
         path.write_text(json.dumps(results))
     return root
 
@@ -145,7 +149,7 @@ def test_copy_builds_and_shows_no_banner(copy_site: tuple[subprocess.CompletedPr
 
 @needs_mkdocs
 def test_stale_results_fail_the_build_unless_allowed_and_then_every_page_says_so(copy: Path, tmp_path: Path) -> None:
-    patch = copy / "patch" / staleness.series_entries(copy / "patch" / "series")[0]
+    patch = copy / "patch" / vocabulary.series_entries(copy / "patch" / "series")[0]
     patch.write_text(patch.read_text() + "\n+// changed after the measurement\n")
     done = mkdocs_build(copy, tmp_path / "refused", allow_stale=False)
     assert done.returncode != 0
@@ -254,15 +258,6 @@ def test_the_macros_module_imports_nothing_compiled_and_nothing_from_python() ->
         assert "sys.path" not in path.read_text(), path.name
 
 
-def test_api_groups_match_the_plots() -> None:
-    """The tables group APIs as python/cutlass_overhead/plots.py does (plots.py is pure Python)."""
-    spec = importlib.util.spec_from_file_location("co_plots", REPO / "python" / "cutlass_overhead" / "plots.py")
-    assert spec and spec.loader
-    plots = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(plots)
-    assert [apis for _, apis in plots.API_GROUPS] == list(derived.API_GROUPS.values())
-
-
 def test_staleness_uses_the_diff_hash_of_the_build(tmp_path: Path) -> None:
     """The hash covers the diff, as CMakeLists.txt's does: a reworded message is not stale, a changed diff is."""
     patch_dir = tmp_path / "patch"
@@ -271,7 +266,7 @@ def test_staleness_uses_the_diff_hash_of_the_build(tmp_path: Path) -> None:
     (patch_dir / "0001-x.patch").write_text(text)
     (patch_dir / "series").write_text("0001-x.patch\n")
     stamp = {"cutlass_version": "main", "patches": ["0001-x.patch"],
-             "patch_sha256_prefixes": [staleness.diff_sha256_prefix(patch_dir / "0001-x.patch")]}
+             "patch_sha256_prefixes": [vocabulary.diff_sha256_prefix(patch_dir / "0001-x.patch")]}
     assert staleness.staleness(stamp, patch_dir) is None
     (patch_dir / "0001-x.patch").write_text(text.replace("message", "reworded message"))
     assert staleness.staleness(stamp, patch_dir) is None
@@ -282,7 +277,7 @@ def test_staleness_uses_the_diff_hash_of_the_build(tmp_path: Path) -> None:
 def test_commit_summaries_end_on_a_full_sentence() -> None:
     lead = markdown.whole_sentences("calls cudaMalloc() even when the count\nis 0. The common host pattern")
     assert lead == "calls cudaMalloc() even when the count is 0."
-    for name in staleness.series_entries(REPO / "patch" / "series"):
+    for name in vocabulary.series_entries(REPO / "patch" / "series"):
         entry = patches.patch_entry(REPO / "patch", 1, name)
         summary = entry.split("\n\n")[2]
         if not summary.startswith("*"):

@@ -12,7 +12,7 @@ import pytest
 import cutlass_overhead as co
 from cutlass_overhead import Mode, experiments
 from cutlass_overhead._variants import ablation_variants
-from cutlass_overhead.trace import TMA_ENCODES, count_calls
+from cutlass_overhead.trace import count_calls
 
 pytestmark = pytest.mark.gpu
 
@@ -103,7 +103,7 @@ def test_layer_calls_each_gemm_once_per_layer_with_its_own_descriptors(torch_sm9
         count(mode, 1)
         fewer, more = count(mode, 4), count(mode, 8)
         assert (more.total("cudaLaunchKernelExC") - fewer.total("cudaLaunchKernelExC")) / 4 == len(gemms)
-        assert (more.total(*TMA_ENCODES) - fewer.total(*TMA_ENCODES)) / 4 == encodes_per_gemm * len(gemms)
+        assert (more.calls("encodes") - fewer.calls("encodes")) / 4 == encodes_per_gemm * len(gemms)
         # drain_between_calls: one cudaStreamSynchronize before each layer.
         assert (more.total("cudaStreamSynchronize") - fewer.total("cudaStreamSynchronize")) / 4 == 1
 
@@ -173,7 +173,7 @@ def test_initialize_parts_time_the_piece_they_name(torch_sm90: Any, variant: str
     def count(part: str, calls: int) -> tuple[int, int]:
         with count_calls() as c:
             assert module.initialize_part_ns(ops["a"], ops["b"], ops["d"], part, calls) > 0
-        return c.total(*TMA_ENCODES), c.total("cudaFuncSetAttribute")
+        return c.calls("encodes"), c.total("cudaFuncSetAttribute")
 
     count("initialize", 1)  # the first initialize() in this process and context sets the attribute once
     for part, (encodes, attributes) in expected.items():

@@ -17,7 +17,7 @@ import pytest
 
 import cutlass_overhead as co
 from cutlass_overhead import Mode, Phase
-from cutlass_overhead.trace import DRIVER_VERSION_QUERIES, ENTRY_POINT_LOOKUPS, TMA_ENCODES, CallCounts, count_calls
+from cutlass_overhead.trace import CallCounts, count_calls
 
 pytestmark = pytest.mark.gpu
 
@@ -48,17 +48,17 @@ def counted(ops: dict[str, Any], variant: str, calls: int = 5) -> CallCounts:
     return counts
 
 
-def per_call(counts: CallCounts, *apis: str, phase: Phase | None = None, calls: int = 5) -> float:
-    return counts.total(*apis, phase=phase) / calls
+def per_call(counts: CallCounts, group: str, phase: Phase | None = None, calls: int = 5) -> float:
+    return counts.calls(group, phase=phase) / calls
 
 
 def test_overhead_original_counts_match_the_source_reading(torch_sm90: Any) -> None:
     counts = counted(operands(torch_sm90, 128, 4096, 4096), "original")
     # 4 descriptors (A, B, C, D) per initialize(); run(args) initializes again.
-    assert per_call(counts, *ENTRY_POINT_LOOKUPS, phase=Phase.initialize) == 4
-    assert per_call(counts, *ENTRY_POINT_LOOKUPS, phase=Phase.run) == 4
-    assert per_call(counts, *TMA_ENCODES, phase=Phase.initialize) == 4
-    assert per_call(counts, *TMA_ENCODES, phase=Phase.run) == 4
+    assert per_call(counts, "lookups", phase=Phase.initialize) == 4
+    assert per_call(counts, "lookups", phase=Phase.run) == 4
+    assert per_call(counts, "encodes", phase=Phase.initialize) == 4
+    assert per_call(counts, "encodes", phase=Phase.run) == 4
     # MaxDynamicSharedMemorySize in each initialize() + NonPortableClusterSizeAllowed at launch.
     assert per_call(counts, "cudaFuncSetAttribute") == 3
     assert per_call(counts, "cudaMalloc", phase=Phase.workspace_alloc) == 1
@@ -72,10 +72,10 @@ def test_overhead_patched_steady_state_counts(torch_sm90: Any) -> None:
     still encodes its 4 descriptors: the series keeps no descriptor cache. The zero-size workspace still
     costs its cudaMalloc: the series leaves device_memory alone."""
     counts = counted(operands(torch_sm90, 128, 4096, 4096), "patched")
-    assert per_call(counts, *ENTRY_POINT_LOOKUPS) == 0
-    assert per_call(counts, *DRIVER_VERSION_QUERIES) == 0
-    assert per_call(counts, *TMA_ENCODES, phase=Phase.initialize) == 4
-    assert per_call(counts, *TMA_ENCODES, phase=Phase.run) == 0
+    assert per_call(counts, "lookups") == 0
+    assert per_call(counts, "version_queries") == 0
+    assert per_call(counts, "encodes", phase=Phase.initialize) == 4
+    assert per_call(counts, "encodes", phase=Phase.run) == 0
     assert per_call(counts, "cudaMalloc", phase=Phase.workspace_alloc) == 1
     assert per_call(counts, "cudaFuncSetAttribute") == 0
     assert per_call(counts, "cudaLaunchKernelExC", phase=Phase.run) == 1
@@ -97,8 +97,8 @@ def counts_per_timed_call(torch: Any, mode: str) -> Callable[..., float]:
     run(1)  # warm: first calls resolve, load and encode once
     fewer, more = run(10), run(20)
 
-    def per_call(*apis: str, phase: Phase | None = None) -> float:
-        return (more.total(*apis, phase=phase) - fewer.total(*apis, phase=phase)) / 10
+    def per_call(what: str, phase: Phase | None = None) -> float:  # an API group's slug or one API
+        return (more.calls(what, phase=phase) - fewer.calls(what, phase=phase)) / 10
 
     return per_call
 
@@ -109,9 +109,9 @@ def test_overhead_floor_calls_only_the_launch_and_its_attribute(torch_sm90: Any)
     # CUTLASS's run(stream) sets NonPortableClusterSizeAllowed before every cluster launch; nothing else.
     assert per_call("cudaFuncSetAttribute", phase=Phase.run) == 1
     assert per_call("cudaFuncSetAttribute") == 1
-    assert per_call(*TMA_ENCODES) == 0
-    assert per_call(*ENTRY_POINT_LOOKUPS) == 0
-    assert per_call(*DRIVER_VERSION_QUERIES) == 0
+    assert per_call("encodes") == 0
+    assert per_call("lookups") == 0
+    assert per_call("version_queries") == 0
     assert per_call("cudaMalloc") == 0
 
 
@@ -120,8 +120,8 @@ def test_overhead_kernel_launch_is_one_driver_launch_of_the_gemm_kernel(torch_sm
     per_call = counts_per_timed_call(torch_sm90, "kernel_launch")
     assert per_call("cudaLaunchKernelExC") == 1
     assert per_call("cudaFuncSetAttribute") == 0
-    assert per_call(*TMA_ENCODES) == 0
-    assert per_call(*ENTRY_POINT_LOOKUPS) == 0
+    assert per_call("encodes") == 0
+    assert per_call("lookups") == 0
     assert per_call("cudaMalloc") == 0
 
 
@@ -165,8 +165,8 @@ def test_overhead_patched_rebuilds_params_whenever_an_operand_changes(torch_sm90
             out = gemm(ops, "patched").clone()
         ops["d"].fill_(float("nan"))
         assert torch.equal(out, gemm(ops, "original")), "patched differs from original"
-        assert counts.total(*TMA_ENCODES, phase=Phase.initialize) == 4
-        assert counts.total(*TMA_ENCODES, phase=Phase.run) == 0
+        assert counts.calls("encodes", phase=Phase.initialize) == 4
+        assert counts.calls("encodes", phase=Phase.run) == 0
 
     fresh = operands(torch, m, n, k, seed=12)
     for name in ("a", "b", "c", "d"):

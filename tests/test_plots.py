@@ -183,7 +183,7 @@ def test_sweep_marks_the_issues_reported_thor_point() -> None:
         assert len(issue) == 1
         assert list(issue[0].get_xdata()) == [91.0] and list(issue[0].get_ydata()) == [625.0]
         label = issue[0].get_label()
-        assert "Jetson Thor" in label and "CUTLASS 4.3.5" in label and "not measured here" in label
+        assert "thor-u" in label and "CUTLASS v4.3.5" in label and "not measured here" in label
         low, high = ax.get_ylim()
         assert low < 625.0 < high
     assert any("NVIDIA/cutlass#3003" in t for t in legend_texts(fig))

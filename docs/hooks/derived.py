@@ -4,58 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
-# The API groups of python/cutlass_overhead/plots.py (API_GROUPS); tests/test_docs.py checks they agree.
-API_GROUPS: dict[str, tuple[str, ...]] = {
-    "lookups": ("cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cuGetProcAddress"),
-    "encodes": ("cuTensorMapEncodeTiled",),
-    "version_queries": ("cudaDriverGetVersion", "cuDriverGetVersion"),
-    "launches": ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "cudaGraphLaunch",
-                 "cuGraphLaunch"),
-    "func_attributes": ("cudaFuncSetAttribute", "cuFuncSetAttribute", "cudaFuncGetAttributes", "cuFuncGetAttribute"),
-    "allocations": ("cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree", "cudaMallocAsync", "cudaFreeAsync"),
-    "device_queries": ("cudaGetDevice", "cudaGetLastError", "cudaPeekAtLastError", "cudaDeviceGetAttribute",
-                       "cuDeviceGetAttribute", "cuCtxGetDevice"),
-}
-GROUPS = (*API_GROUPS, "other_runtime", "other_driver")
+from .vocabulary import V
+
+GROUPS = V.GROUP_SLUGS
 # The series' targets (issue 8 of this repository), set before any measurement: the patched run(stream) at most
 # this many times a bare launch with a Params-sized argument block.
 TARGETS = {"run_stream_vs_bare_launch": 1.2}
-# The calls the issue blames, and the ones a descriptor build makes (the "descriptor path").
-DESCRIPTOR_GROUPS = ("lookups", "encodes", "version_queries")
 
 
 def group_of(api: str, domain: str | None = None) -> str:
-    for slug, apis in API_GROUPS.items():
-        if api in apis:
-            return slug
-    if domain == "driver" or (domain is None and api.startswith("cu") and not api.startswith("cuda")):
-        return "other_driver"
-    return "other_runtime"
-
-
-def group_counts(per_api: dict[str, float], domains: dict[str, str]) -> dict[str, float]:
-    """Calls per group as the calling code sees them: in a group with runtime calls, the driver calls are the
-    runtime's own (CUPTI sees both) and are left out; `runtime` and `driver` are the raw totals."""
-    by_group: dict[str, dict[str, float]] = {}
-    out: dict[str, float] = {"runtime": 0.0, "driver": 0.0}
-    for api, n in per_api.items():
-        domain = domains.get(api, "driver" if api.startswith("cu") and not api.startswith("cuda") else "runtime")
-        out[domain] = out.get(domain, 0.0) + n
-        seen = by_group.setdefault(group_of(api, domain), {})
-        seen[domain] = seen.get(domain, 0.0) + n
-    for slug in GROUPS:
-        seen = by_group.get(slug, {})
-        out[slug] = seen.get("runtime", seen.get("driver", 0.0))
-    return out
+    return V.group_of(api, domain).slug
 
 
 def derive(results: dict[str, Any]) -> dict[str, Any]:
     d: dict[str, Any] = {"calls": {}}
     for key, entry in (results.get("counts") or {}).items():
         domains = entry.get("domains") or {}
-        d["calls"][key] = {"total": group_counts(entry.get("totals") or {}, domains)}
+        d["calls"][key] = {"total": V.calls_by_group(entry.get("totals") or {}, domains)}
         for phase, per_api in (entry.get("per_call") or {}).items():
-            d["calls"][key][phase] = group_counts(per_api, domains)
+            d["calls"][key][phase] = V.calls_by_group(per_api, domains)
     for row in results.get("candidates_625") or []:
         if "reported_loop_us" in row:
             implied = list((row.get("implied_host_us") or {}).values())
@@ -90,7 +57,7 @@ def derive(results: dict[str, Any]) -> dict[str, Any]:
         for r in rows:
             for t in r["terms"]:
                 by_group[group_of(t["api"])] += t["us"]
-        descriptors = sum(by_group[g] for g in DESCRIPTOR_GROUPS)
+        descriptors = sum(by_group[g] for g in V.DESCRIPTOR_GROUPS)
         d["attribution"][key] = {"measured_us": measured, "explained_us": explained,
                                  "remainder_us": measured - explained,
                                  "explained_pct": 100.0 * explained / measured if measured else None,

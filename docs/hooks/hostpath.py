@@ -16,16 +16,17 @@ from .errors import ResultsError
 from .formatting import cell_count, cell_iqr, fmt_num
 from .loading import RESULTS
 from .markdown import md_table
+from .vocabulary import V
 
 NAME = "h200-nvfp4-host-path"
 VERSIONS = ("4.2.0", "4.3.5")
 KINDS = {"nvfp4-hopper": "the issue's NVFP4 `runNvfp4Gemm`, host path on Hopper",
          "sm90": "the SM90 bf16 twin (kernel runs)"}
 VARIANTS = ("original", "patched")
-DOCTOR = {"sm90": "doctor-sm90-128x4096x4096.json", "nvfp4-hopper": "doctor-nvfp4-hopper-128x4096x4096.json"}
-LOOKUP_APIS = ("cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion")
-COUNTED = {"lookups": LOOKUP_APIS, "encodes": ("cuTensorMapEncodeTiled",),
-           "version_queries": ("cudaDriverGetVersion", "cuDriverGetVersion"), "attributes": ("cudaFuncSetAttribute",)}
+DOCTOR = {kind: f"doctor-{kind}-{V.HEADLINE_LABEL}.json" for kind in KINDS}
+# The API groups counted per phase (vocabulary slugs), and the one API counted beside them.
+COUNTED_GROUPS = V.DESCRIPTOR_GROUPS
+ATTRIBUTE_API = "cudaFuncSetAttribute"
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -38,14 +39,19 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def phase_counts(counts: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
-    """combo -> phase -> {lookups, encodes, version_queries, attributes} of one steady-state call (runtime calls;
-    the driver's own cuGetProcAddress inside a lookup is not counted twice)."""
-    out: dict[str, dict[str, dict[str, float]]] = {}
+    """combo -> phase -> {lookups, encodes, version_queries, attributes} of one steady-state call, as the calling
+    code makes them (vocabulary.calls_by_group: the driver's own cuGetProcAddress inside a lookup is not counted)."""
+    per_api: dict[tuple[str, str], dict[str, float]] = {}
+    domains: dict[str, str] = {}
     for c in counts:
-        phase = out.setdefault(c["combo"], {}).setdefault(c["phase"], dict.fromkeys(COUNTED, 0.0))
-        for group, apis in COUNTED.items():
-            if c["api"] in apis:
-                phase[group] += c["count"]
+        calls = per_api.setdefault((c["combo"], c["phase"]), {})
+        calls[c["api"]] = calls.get(c["api"], 0.0) + c["count"]
+        domains[c["api"]] = c["domain"]
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for (combo, phase), calls in per_api.items():
+        groups = V.calls_by_group(calls, domains)
+        out.setdefault(combo, {})[phase] = {**{g: groups[g] for g in COUNTED_GROUPS},
+                                            "attributes": calls.get(ATTRIBUTE_API, 0.0)}
     return out
 
 

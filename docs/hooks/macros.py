@@ -16,8 +16,8 @@ variable (`r`, `r435`) and the arithmetic the pages quote on it (`d`, `d435`, se
 
 A value a page names that the JSON lacks is a build error (`on_undefined: strict`, `on_error_fail`), and so
 is a null value given to a unit filter, a missing plot and a stale run (staleness.py; CO_DOCS_ALLOW_STALE=1
-lets a stale run through, and every page then carries a banner). docs/hooks/ imports nothing compiled and
-nothing from python/: the docs build needs only the `docs` dependency group.
+lets a stale run through, and every page then carries a banner). docs/hooks/ imports nothing compiled; from python/
+it reads only vocabulary.py, by its path (docs/hooks/vocabulary.py): the docs build needs only the `docs` group.
 
 mkdocs-macros 1.5 executes this file by its path (mkdocs_macros.util.import_local_module: spec_from_file_location,
 no package, nothing added to the import path), so the modules beside it are loaded here as the package PACKAGE

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from .loading import RESULTS
 from .markdown import indent, md_escape, md_table, whole_sentences
-from .staleness import diff_sha256_prefix, series_entries, series_file
+from .vocabulary import V
 
 if TYPE_CHECKING:
     from .run import Run
@@ -41,18 +41,18 @@ def patch_entry(patch_dir: Path, i: int, name: str) -> str:
     lead = whole_sentences(text.split("\n\n")[0]) if text else ""
     details = f'??? abstract "Full commit message"\n\n    ```text\n{indent(text)}\n    ```' if text else ""
     return "\n\n".join(part for part in (
-        f"### {i}. {patch_subject(path)}", f"`patch/{name}` · diff sha256 `{diff_sha256_prefix(path)}`",
+        f"### {i}. {patch_subject(path)}", f"`patch/{name}` · diff sha256 `{V.diff_sha256_prefix(path)}`",
         md_escape(lead), files, details) if part)
 
 
 def patch_series(patch_dir: Path, measured: Sequence[Run]) -> str:
-    names = series_entries(patch_dir / "series")
+    names = V.series_entries(patch_dir / "series")
     out = [f"`patch/series` (for CUTLASS `main`) holds {len(names)} commits, in `git am` order." if names else
            '!!! warning "The series is empty"\n\n    `patch/series` lists no patches yet.']
     out += [patch_entry(patch_dir, i, n) for i, n in enumerate(names, 1)]
-    applied = {series_file(patch_dir, str(run.results["stamp"]["cutlass_version"])).name: run for run in measured}
+    applied = {V.series_file(patch_dir, str(run.results["stamp"]["cutlass_version"])).name: run for run in measured}
     for other in sorted(patch_dir.glob("series-v*")):
-        rows = [(f"`{n}`", patch_subject(patch_dir / n)) for n in series_entries(other)]
+        rows = [(f"`{n}`", patch_subject(patch_dir / n)) for n in V.series_entries(other)]
         run = applied.get(other.name)
         mark = f" (applied by the run in `{RESULTS}/{run.name}`)" if run else ""
         out.append(f"**`{other.name}`**{mark}:\n\n" + (md_table(["patch", "subject"], rows, numeric_from=2)

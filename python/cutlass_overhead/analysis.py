@@ -17,7 +17,7 @@ from typing import Any
 
 from . import harness
 from ._steps import key_of, mean, median, require
-from .issue import ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US
+from .vocabulary import ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, KERNEL_LAUNCH_APIS
 from .present import fmt
 from .workloads import CountRow, Record
 
@@ -26,11 +26,6 @@ ATTRIBUTION_VARIANTS: tuple[str, ...] = ("original", "patched", "direct", "O0")
 SYNC_SUFFIX = "/sync_each_call"
 SYNC_KEY = key_of("original", "seed") + SYNC_SUFFIX
 
-# Unit-cost probes (measure/trace/unit_costs.cu) that price an API of the same name.
-SAME_NAMED_PROBES: tuple[str, ...] = (
-    "cudaGetDriverEntryPointByVersion", "cudaGetDriverEntryPoint", "cudaDriverGetVersion",
-    "cuDriverGetVersion", "cudaGetDevice", "cudaGetLastError")
-LAUNCH_APIS: tuple[str, ...] = ("cudaLaunchKernel", "cudaLaunchKernelExC")
 FUNC_ATTRIBUTE_PROBE_PREFIX = "cudaFuncSetAttribute("
 LAUNCH_PROBE_PREFIX = "kernel launch"
 MALLOC_PROBE = "cudaMalloc(0)"
@@ -79,7 +74,8 @@ def price_table(unit_costs: dict[str, float], encode_costs: list[dict[str, Any]]
     """API name -> {"probe": the unit-cost measurement that prices it, "ns": its cost}. cudaFuncSetAttribute is
     priced where it is paid, on the GEMM's own kernel (in_situ_ns), when the experiments measured that; the
     empty-kernel probe costs several times less and would leave most of those calls' time unexplained."""
-    prices = {api: {"probe": api, "ns": unit_costs[api]} for api in SAME_NAMED_PROBES if api in unit_costs}
+    # A unit-cost probe (measure/trace/unit_costs.cu) named by a bare API name times one call of that API.
+    prices = {api: {"probe": api, "ns": ns} for api, ns in unit_costs.items() if api.isidentifier()}
     if encode_costs:
         prices[ENCODE_API] = {"probe": f"mean of the {len(encode_costs)} measured encodes",
                               "ns": mean([e["ns"] for e in encode_costs])}
@@ -94,7 +90,7 @@ def price_table(unit_costs: dict[str, float], encode_costs: list[dict[str, Any]]
     if MALLOC_PROBE in unit_costs:
         prices["cudaMalloc"] = {"probe": MALLOC_PROBE, "ns": unit_costs[MALLOC_PROBE]}
     launch = sorted(name for name in unit_costs if name.startswith(LAUNCH_PROBE_PREFIX))
-    for api in LAUNCH_APIS if launch else ():
+    for api in KERNEL_LAUNCH_APIS if launch else ():
         prices[api] = {"probe": launch[0], "ns": unit_costs[launch[0]]}
     return prices
 

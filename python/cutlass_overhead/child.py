@@ -23,7 +23,7 @@ from . import harness
 from ._steps import attempt, key_of, one_line, record_error, run_step
 from .analysis import (ATTRIBUTION_VARIANTS, count_difference, counts_entry, median_kernel_us, next_k,
                        relative_records)
-from .issue import ISSUE, ISSUE_KERNEL_US
+from .vocabulary import ISSUE, ISSUE_KERNEL_US
 from .present import jsonable
 from .workloads import ChildRunner, Context, Record, Shape, Workload
 

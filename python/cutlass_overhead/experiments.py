@@ -37,14 +37,14 @@ from . import harness
 ROTATION = 4
 # The layer's decode and prefill M.
 LAYER_MS = (16, 2048)
-# The API groups counted per call (CUPTI names, without ABI suffix).
-COUNTED_APIS: dict[str, tuple[str, ...]] = {
-    "entry_point_lookups": ("cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion"),
-    "driver_version_queries": ("cudaDriverGetVersion", "cuDriverGetVersion"),
-    "tma_encodes": ("cuTensorMapEncodeTiled",),
-    "cudaFuncSetAttribute": ("cudaFuncSetAttribute",),
-    "cudaMalloc": ("cudaMalloc",),
-    "launches": ("cudaLaunchKernelExC", "cudaLaunchKernel"),
+# What is counted per call, by its key in the JSON: an API group (vocabulary slug) or one API (trace.CallCounts.calls).
+COUNTED_APIS: dict[str, str] = {
+    "entry_point_lookups": "lookups",
+    "driver_version_queries": "version_queries",
+    "tma_encodes": "encodes",
+    "cudaFuncSetAttribute": "cudaFuncSetAttribute",
+    "cudaMalloc": "cudaMalloc",
+    "launches": "launches",
 }
 # The caller-side fixes: unchanged operands -> initialize once, run(stream) per call ("floor"); changing
 # operands -> one Gemm, update(args) + run(stream) per call ("update_run").
@@ -343,10 +343,10 @@ def counts_child(request: dict[str, Any]) -> dict[str, dict[str, float]]:
     runner = DeviceRunner(w)
     out: dict[str, dict[str, float]] = {}
     for variant, mode, rotation in request["configs"]:
-        def count(n: int, v: str = variant, m: str = mode, r: int = rotation) -> dict[str, int]:
+        def count(n: int, v: str = variant, m: str = mode, r: int = rotation) -> dict[str, float]:
             with count_calls() as c:
                 runner.bench(v, m, n, 0, r)
-            return {group: c.total(*apis) for group, apis in COUNTED_APIS.items()}
+            return {key: c.calls(what) for key, what in COUNTED_APIS.items()}
 
         runner.bench(variant, mode, 2, 1, rotation)  # first calls resolve, load and encode once
         out[f"{variant}/{mode}@{rotation}"] = count_per_call(count, int(request["calls"]))
@@ -406,9 +406,10 @@ def summary_lines(out: dict[str, Any]) -> list[str]:
 
 
 def standalone(out_dir: Path, quick: bool, argv: Sequence[str]) -> int:
-    """Only the experiments, on the report's headline shape (128x4096x4096), into OUT/experiments.json."""
+    """Only the experiments, on the report's headline shape (vocabulary.HEADLINE_*), into OUT/experiments.json."""
     from . import _device
     from .stamp import stamp
+    from .vocabulary import HEADLINE_K, HEADLINE_M, HEADLINE_N
     from .workloads import DeviceWorkload, NoGpu, Shape, gpu_info
 
     try:
@@ -416,7 +417,7 @@ def standalone(out_dir: Path, quick: bool, argv: Sequence[str]) -> int:
     except NoGpu as error:
         print(f"cutlass_overhead.experiments: {error}", file=sys.stderr)
         return 2
-    w = DeviceWorkload(Shape(128, 4096, 4096), _device.Stream())
+    w = DeviceWorkload(Shape(HEADLINE_M, HEADLINE_N, HEADLINE_K), _device.Stream())
     out = {"schema": 1, "stamp": stamp(gpu, None, quick, list(argv)), "shape": w.shape.as_dict(),
            **measure_with(DeviceRunner(w), make_experiment_plan(quick))}
     out_dir.mkdir(parents=True, exist_ok=True)

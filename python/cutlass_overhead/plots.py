@@ -17,36 +17,19 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from .vocabulary import ALL_GROUPS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, ISSUE_MACHINE, group, group_of
+
 Results = dict[str, Any]
 
-# API groups for colouring (names as CUPTI reports them, ABI suffix dropped).
-API_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("entry-point lookups", ("cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cuGetProcAddress")),
-    ("TMA descriptor encodes", ("cuTensorMapEncodeTiled",)),
-    ("driver-version queries", ("cudaDriverGetVersion", "cuDriverGetVersion")),
-    ("kernel launches", ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
-                         "cudaGraphLaunch", "cuGraphLaunch")),
-    ("function attributes", ("cudaFuncSetAttribute", "cuFuncSetAttribute", "cudaFuncGetAttributes",
-                             "cuFuncGetAttribute")),
-    ("memory allocation", ("cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree", "cudaMallocAsync", "cudaFreeAsync")),
-    ("device and error queries", ("cudaGetDevice", "cudaGetLastError", "cudaPeekAtLastError",
-                                  "cudaDeviceGetAttribute", "cuDeviceGetAttribute", "cuCtxGetDevice")),
-)
-OTHER_RUNTIME = "other runtime calls"
-OTHER_DRIVER = "other driver calls"
-GROUP_NAMES: tuple[str, ...] = tuple(name for name, _ in API_GROUPS) + (OTHER_RUNTIME, OTHER_DRIVER)
+# API groups for colouring, in their order (vocabulary.ALL_GROUPS).
+GROUP_NAMES: tuple[str, ...] = tuple(g.title for g in ALL_GROUPS)
 KERNEL_COLOR = "#222222"
 UNSPLIT = "not in a phase (loop)"
 DPI = 130
 
 
 def api_group(api: str, domain: str | None = None) -> str:
-    for name, apis in API_GROUPS:
-        if api in apis:
-            return name
-    if domain == "driver" or (domain is None and api.startswith("cu") and not api.startswith("cuda")):
-        return OTHER_DRIVER
-    return OTHER_RUNTIME
+    return group_of(api, domain).title
 
 
 def group_color(group: str) -> Any:
@@ -187,18 +170,12 @@ def plot_host_time(fig: Any, results: Results) -> None:
 
 # ---- sweep.png ------------------------------------------------------------------------------------------
 
-# Where the issue's own point was measured; its numbers are in issue.py (the report's only unmeasured numbers).
-ISSUE_MACHINE = "Jetson Thor, CUTLASS 4.3.5"
 ISSUE_COLOR = "#d62728"
 SWEEP_COLORS = {"host": "#1f77b4", "loop": "#ff7f0e", "model": "#2ca02c"}
 
 
-def issue_point() -> tuple[str, float, float] | None:
-    """(label, kernel us, loop us) as the issue reports them (not measured here); None outside the package."""
-    try:
-        from .issue import ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US
-    except ImportError:  # plots.py loaded on its own, as tests/test_docs.py does
-        return None
+def issue_point() -> tuple[str, float, float]:
+    """(label, kernel us, loop us) as the issue reports them (vocabulary.py: not measured here)."""
     label = (f"{ISSUE} as reported there ({ISSUE_MACHINE}), not measured here:\n"
              f"kernel {ISSUE_KERNEL_US:g} us, loop {ISSUE_LOOP_US:g} us per iteration")
     return label, ISSUE_KERNEL_US, ISSUE_LOOP_US
@@ -259,8 +236,7 @@ def plot_sweep(fig: Any, results: Results) -> None:
     point = issue_point()
     for ax, config in zip(axes, configs):
         plot_sweep_panel(ax, rows, config)
-        if point:
-            plot_issue_point(ax, point)
+        plot_issue_point(ax, point)
     axes[0].set_xscale("log")
     axes[0].set_yscale("log")  # shared: every panel has the same log y (and log x) axis
     shapes = sweep_shapes(rows)
@@ -290,7 +266,7 @@ def plot_sweep(fig: Any, results: Results) -> None:
 # ---- timeline.png ---------------------------------------------------------------------------------------
 
 LANES: tuple[tuple[str, str], ...] = (("runtime", "runtime API"), ("driver", "driver API"), ("kernel", "kernels"))
-LAUNCH_GROUP = "kernel launches"
+LAUNCH_GROUP = group("launches").title
 FIRST_CALL_COLOR = "#c44e52"
 STEADY_COLOR = "#4c72b0"
 

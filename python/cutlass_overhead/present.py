@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._steps import note, one_line
-from .issue import ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US
+from .vocabulary import ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US
 
 
 # ---- Tables -------------------------------------------------------------------------------------------

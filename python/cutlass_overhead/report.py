@@ -43,6 +43,7 @@ from ._variants import VariantUnavailable
 from .child import child_measure, merge_child, run_cupti_child, subprocess_child
 from .present import jsonable, print_report, write_json, write_plots
 from .stamp import stamp
+from .vocabulary import HEADLINE_K, HEADLINE_M, HEADLINE_N
 from .workloads import Context, CuptiBackend, DeviceKernel, NoGpu, Shape, Workload, choose_kernel, gpu_info, make_plan
 
 __all__ = ["Context", "Shape", "jsonable", "main", "make_plan", "measure_all"]
@@ -120,9 +121,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = OneLineParser(prog="cutlass-overhead-report", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("report"), help="output directory (default ./report)")
     parser.add_argument("--quick", action="store_true", help="short run (fewer rounds and sweep shapes)")
-    parser.add_argument("--m", type=positive_int, default=128, help="headline M (default 128, the seed's M128 config)")
-    parser.add_argument("--n", type=positive_int, default=4096, help="headline N (default 4096)")
-    parser.add_argument("--k", type=positive_int, default=4096, help="headline K (default 4096)")
+    parser.add_argument("--m", type=positive_int, default=HEADLINE_M,
+                        help=f"headline M (default {HEADLINE_M}, the issue's M <= 128 config)")
+    parser.add_argument("--n", type=positive_int, default=HEADLINE_N, help=f"headline N (default {HEADLINE_N})")
+    parser.add_argument("--k", type=positive_int, default=HEADLINE_K, help=f"headline K (default {HEADLINE_K})")
     parser.add_argument("--cupti-child", nargs=2, type=Path, metavar=("IN_JSON", "OUT_JSON"),
                         help="internal: the report's CUPTI measurements, run by the report in a process of their own")
     return parser.parse_args(argv)

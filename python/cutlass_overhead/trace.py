@@ -7,11 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from . import _trace
-
-# API groups the findings talk about. CUPTI reports names without their ABI suffix (see the recorder).
-ENTRY_POINT_LOOKUPS = ("cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion")
-TMA_ENCODES = ("cuTensorMapEncodeTiled",)
-DRIVER_VERSION_QUERIES = ("cudaDriverGetVersion", "cuDriverGetVersion")
+from .vocabulary import GROUP_SLUGS, calls_by_group
 
 
 @dataclass
@@ -24,6 +20,20 @@ class CallCounts:
         """Calls of any of `apis`, in one phase (a name or a Phase) or in all."""
         name = getattr(phase, "name", phase)
         return sum(n for p, _, api, n in self.rows if api in apis and (name is None or p == name))
+
+    def calls(self, what: str, phase: str | _trace.Phase | None = None) -> float:
+        """Calls of an API group (a vocabulary.GROUP_SLUGS slug such as "encodes", counted as the calling code
+        makes them: vocabulary.calls_by_group) or of one API (a CUPTI name), in one phase or in all."""
+        if what not in GROUP_SLUGS:
+            return float(self.total(what, phase=phase))
+        name = getattr(phase, "name", phase)
+        per_api: dict[str, float] = {}
+        domains: dict[str, str] = {}
+        for p, domain, api, n in self.rows:
+            if name is None or p == name:
+                per_api[api] = per_api.get(api, 0.0) + n
+                domains[api] = domain
+        return calls_by_group(per_api, domains)[what]
 
 
 @contextmanager

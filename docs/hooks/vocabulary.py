@@ -1,0 +1,24 @@
+"""The project's vocabulary (python/cutlass_overhead/vocabulary.py: API groups, the issue's numbers, the series rule
+and diff hash), loaded by its path: it is pure Python, and the docs build needs no built package."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+SOURCE = Path(__file__).resolve().parents[2] / "python" / "cutlass_overhead" / "vocabulary.py"
+
+
+def _load() -> ModuleType:
+    name = f"{__package__}._project_vocabulary"
+    spec = importlib.util.spec_from_file_location(name, SOURCE)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+V = _load()
