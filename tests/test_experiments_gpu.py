@@ -29,8 +29,9 @@ def operands(torch: Any) -> dict[str, Any]:
 
 def bench(torch: Any, ops: dict[str, Any], variant: str, mode: str, calls: int, rotation: int) -> None:
     stream = torch.cuda.current_stream()
-    co.load("sm90", variant).bench(ops["a"], ops["b"], None, ops["d"], 1.0, 0.0, int(Mode[mode]), calls, 0, False,
-                                   co.stream_handle(stream), rotation)
+    co.load("sm90", variant).bench(a=ops["a"], b=ops["b"], c=None, d=ops["d"], alpha=1.0, beta=0.0, mode=int(Mode[mode]),
+                                   iterations=calls, warmup=0, sync_each_call=False, stream=co.stream_handle(stream),
+                                   rotation=rotation)
     stream.synchronize()
 
 
@@ -96,7 +97,8 @@ def test_layer_calls_each_gemm_once_per_layer_with_its_own_descriptors(torch_sm9
 
     def count(mode: str, calls: int) -> Any:
         with count_calls() as c:
-            module.bench_layer(16, int(Mode[mode]), calls, 0, 0, ROT, True)
+            module.bench_layer(m=16, mode=int(Mode[mode]), iterations=calls, warmup=0, stream=0, rotation=ROT,
+                               drain_between_calls=True)
         return c
 
     for mode, encodes_per_gemm in (("seed", 4), ("update_run", 4)):

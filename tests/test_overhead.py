@@ -90,8 +90,8 @@ def counts_per_timed_call(torch: Any, mode: str) -> Callable[..., float]:
 
     def run(calls: int) -> CallCounts:
         with count_calls() as counts:
-            module.bench(ops["a"], ops["b"], ops["c"], ops["d"], 1.0, 0.5, int(Mode[mode]), calls, 0, False,
-                         co.stream_handle(stream))
+            module.bench(a=ops["a"], b=ops["b"], c=ops["c"], d=ops["d"], alpha=1.0, beta=0.5, mode=int(Mode[mode]),
+                         iterations=calls, warmup=0, sync_each_call=False, stream=co.stream_handle(stream))
         return counts
 
     run(1)  # warm: first calls resolve, load and encode once

@@ -105,7 +105,8 @@ def test_bench_refuses_an_unknown_mode(torch_sm90: Any) -> None:
     w = DeviceKernel("sm90", ("original",), _device.Stream()).make(SMALL)
     module = co.load("sm90", "original")
     with pytest.raises(ValueError, match="unknown benchmark mode 99"):
-        module.bench(w.a, w.b, None, w.d, 1.0, 0.0, 99, 1, 0, False, w.handle)
+        module.bench(a=w.a, b=w.b, c=None, d=w.d, alpha=1.0, beta=0.0, mode=99, iterations=1, warmup=0,
+                     sync_each_call=False, stream=w.handle)
 
 
 @pytest.mark.gpu

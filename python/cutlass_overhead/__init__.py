@@ -35,7 +35,7 @@ def nvfp4_scale_bytes(rows: int, k: int) -> int:
     rows >= 1 and K a whole number of scale blocks, else a one-line TypeError or ValueError naming the argument."""
     from . import _device
 
-    return int(_device.nvfp4_scale_bytes(rows, k))
+    return int(_device.nvfp4_scale_bytes(rows=rows, k=k))
 
 
 def build_info() -> dict[str, Any]:
@@ -99,7 +99,7 @@ def run_sm90_gemm(a: Any, b: Any, c: Any, d: Any, *, alpha: float = 1.0, beta: f
     """d = alpha * a @ b.T + beta * c in bf16 (a: M x K, b: N x K, c/d: M x N; c may be None)."""
     _check_arguments({"a": a, "b": b, "d": d}, {"c": c}, {"alpha": alpha, "beta": beta}, variant)
     handle = stream_handle(stream)
-    load("sm90", variant).run(a, b, c, d, alpha, beta, handle)
+    load("sm90", variant).run(a=a, b=b, c=c, d=d, alpha=alpha, beta=beta, stream=handle)
     return d
 
 
@@ -115,5 +115,6 @@ def run_nvfp4_gemm(a: Any, b: Any, scales_a: Any, scales_b: Any, out: Any, *, al
     if not isinstance(silu, bool):
         raise TypeError(f"silu must be a bool, got {type(silu).__name__}")
     handle = stream_handle(stream)
-    load("nvfp4", variant).run(a, b, scales_a, scales_b, out, alpha, bias, silu, handle)
+    load("nvfp4", variant).run(a=a, b=b, scales_a=scales_a, scales_b=scales_b, out=out, alpha=alpha, bias=bias,
+                               silu=silu, stream=handle)
     return out

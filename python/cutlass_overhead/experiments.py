@@ -296,25 +296,27 @@ class DeviceRunner:
         from .workloads import mode_value
 
         w = self.w
-        return self._module(variant).bench(w.a, w.b, None, w.d, 1.0, 0.0, mode_value(mode), iterations, warmup,
-                                           False, w.handle, rotation, False)
+        return self._module(variant).bench(a=w.a, b=w.b, c=None, d=w.d, alpha=1.0, beta=0.0, mode=mode_value(mode),
+                                           iterations=iterations, warmup=warmup, sync_each_call=False,
+                                           stream=w.handle, rotation=rotation, drain_between_calls=False)
 
     def bench_layer(self, variant: str, mode: str, m: int, iterations: int, warmup: int, rotation: int,
                     drain: bool) -> dict[str, Any]:
         from .workloads import mode_value
 
-        return self._module(variant).bench_layer(m, mode_value(mode), iterations, warmup, self.w.handle, rotation,
-                                                 drain)
+        return self._module(variant).bench_layer(m=m, mode=mode_value(mode), iterations=iterations, warmup=warmup,
+                                                 stream=self.w.handle, rotation=rotation, drain_between_calls=drain)
 
     def func_attribute_ns(self, attribute: str, gemm_kernel: bool, iterations: int) -> float:
-        return float(self._module(PRISTINE).func_attribute_ns(attribute, gemm_kernel, iterations))
+        return float(self._module(PRISTINE).func_attribute_ns(attribute=attribute, gemm_kernel=gemm_kernel,
+                                                              iterations=iterations))
 
     def initialize_parts(self) -> tuple[str, ...]:
         return tuple(self._module(PRISTINE).initialize_parts)
 
     def initialize_part_ns(self, variant: str, part: str, iterations: int) -> float:
         w = self.w
-        return float(self._module(variant).initialize_part_ns(w.a, w.b, w.d, part, iterations))
+        return float(self._module(variant).initialize_part_ns(a=w.a, b=w.b, d=w.d, part=part, iterations=iterations))
 
     def counts(self, configs: Sequence[tuple[str, str, int]], calls: int) -> dict[str, dict[str, float]]:
         """Counted in a child process: CUPTI, once used, slows every later CUDA call of its process."""

@@ -157,19 +157,20 @@ class DeviceWorkload:
         from . import _device
 
         s = self.shape
-        self.a = _device.from_host(bf16_bits(rng.standard_normal((s.m, s.k), dtype=np.float32)), "bfloat16")
-        self.b = _device.from_host(bf16_bits(rng.standard_normal((s.n, s.k), dtype=np.float32)), "bfloat16")
-        self.d = _device.empty([s.m, s.n], "bfloat16")
+        self.a = _device.from_host(host=bf16_bits(rng.standard_normal((s.m, s.k), dtype=np.float32)), dtype="bfloat16")
+        self.b = _device.from_host(host=bf16_bits(rng.standard_normal((s.n, s.k), dtype=np.float32)), dtype="bfloat16")
+        self.d = _device.empty(shape=[s.m, s.n], dtype="bfloat16")
 
     def _module(self, variant: str) -> Any:
         return load(self.kind, variant)
 
     def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False) -> dict[str, Any]:
-        return self._module(variant).bench(self.a, self.b, None, self.d, 1.0, 0.0, mode_value(mode), iterations,
-                                           warmup, sync, self.handle)
+        return self._module(variant).bench(a=self.a, b=self.b, c=None, d=self.d, alpha=1.0, beta=0.0,
+                                           mode=mode_value(mode), iterations=iterations, warmup=warmup,
+                                           sync_each_call=sync, stream=self.handle)
 
     def run(self, variant: str) -> None:
-        self._module(variant).run(self.a, self.b, None, self.d, 1.0, 0.0, self.handle)
+        self._module(variant).run(a=self.a, b=self.b, c=None, d=self.d, alpha=1.0, beta=0.0, stream=self.handle)
 
     def sync(self) -> None:
         self.stream.synchronize()
@@ -187,21 +188,24 @@ class Nvfp4DeviceWorkload(DeviceWorkload):
         from . import _device
 
         s = self.shape
-        self.a = _device.full([s.m, s.k // 2], "uint8", NVFP4_OPERAND_BYTE)
-        self.b = _device.full([s.n, s.k // 2], "uint8", NVFP4_OPERAND_BYTE)
-        self.sfa = _device.full([_device.nvfp4_scale_bytes(s.m, s.k)], "uint8", UE4M3_ONE)
-        self.sfb = _device.full([_device.nvfp4_scale_bytes(s.n, s.k)], "uint8", UE4M3_ONE)
-        self.d = _device.empty([s.m, s.n], "bfloat16")
+        self.a = _device.full(shape=[s.m, s.k // 2], dtype="uint8", byte=NVFP4_OPERAND_BYTE)
+        self.b = _device.full(shape=[s.n, s.k // 2], dtype="uint8", byte=NVFP4_OPERAND_BYTE)
+        self.sfa = _device.full(shape=[_device.nvfp4_scale_bytes(rows=s.m, k=s.k)], dtype="uint8", byte=UE4M3_ONE)
+        self.sfb = _device.full(shape=[_device.nvfp4_scale_bytes(rows=s.n, k=s.k)], dtype="uint8", byte=UE4M3_ONE)
+        self.d = _device.empty(shape=[s.m, s.n], dtype="bfloat16")
 
     def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False) -> dict[str, Any]:
-        return self._module(variant).bench(self.a, self.b, self.sfa, self.sfb, self.d, 1.0, None, False,
-                                           mode_value(mode), iterations, warmup, sync, self.handle)
+        return self._module(variant).bench(a=self.a, b=self.b, scales_a=self.sfa, scales_b=self.sfb, out=self.d,
+                                           alpha=1.0, bias=None, silu=False, mode=mode_value(mode),
+                                           iterations=iterations, warmup=warmup, sync_each_call=sync,
+                                           stream=self.handle)
 
     def run(self, variant: str) -> None:
-        self._module(variant).run(self.a, self.b, self.sfa, self.sfb, self.d, 1.0, None, False, self.handle)
+        self._module(variant).run(a=self.a, b=self.b, scales_a=self.sfa, scales_b=self.sfb, out=self.d, alpha=1.0,
+                                  bias=None, silu=False, stream=self.handle)
 
     def params_bytes(self, variant: str) -> int:
-        return int(self._module(variant).params_bytes(self.shape.m))
+        return int(self._module(variant).params_bytes(m=self.shape.m))
 
 
 @dataclass
@@ -211,9 +215,9 @@ class DeviceKernel:
     stream: Any
 
     def unsupported(self, shape: Shape) -> str | None:
-        if self.kind != "nvfp4" or load("nvfp4", "original").config_built(shape.m, False, False):
+        if self.kind != "nvfp4" or load("nvfp4", "original").config_built(m=shape.m, silu=False, bias=False):
             return None
-        config = load("nvfp4", "original").config_name(shape.m)
+        config = load("nvfp4", "original").config_name(m=shape.m)
         return f"this build lacks the NVFP4 config for M={shape.m} ({config}); rebuild with CO_NVFP4_ALL_CONFIGS=ON"
 
     def make(self, shape: Shape) -> Workload:
@@ -251,7 +255,7 @@ class CuptiBackend:
     def unit_cost_ns(self, name: str, iterations: int) -> float:
         from . import _trace
 
-        return float(_trace.unit_cost_ns(name, iterations))
+        return float(_trace.unit_cost_ns(name=name, iterations=iterations))
 
     def captured_encodes(self) -> list[dict[str, Any]]:
         from . import _trace
@@ -261,7 +265,7 @@ class CuptiBackend:
     def encode_cost_ns(self, inputs: dict[str, Any], iterations: int) -> float:
         from . import _trace
 
-        return float(_trace.encode_cost_ns(inputs, iterations))
+        return float(_trace.encode_cost_ns(inputs=inputs, iterations=iterations))
 
 
 # ---- Which GPU, which kernel ------------------------------------------------------------------------
