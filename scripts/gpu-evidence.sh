@@ -57,7 +57,7 @@ stage_build() {
   mkdir -p "$out/h200" "$out/h200-cutlass-v4.3.5"
   if [ -n "${CUTLASS_435_DIR:-}" ]; then
     ( export CUTLASS_DIR=$CUTLASS_435_DIR CO_CUDA_ARCHS=90a CO_BUILD_EXPERIMENTS=OFF CO_NVFP4_ALL_CONFIGS=ON \
-        CO_NVFP4_HOST_PATH_ON_HOPPER=ON CO_BUILD_ABLATION=OFF
+        CO_NVFP4_HOST_PATH_ON_HOPPER=ON CO_BUILD_ABLATION=OFF CO_BUILD_DOCTOR_BINARIES=ON
       time $PY -m pip install --no-build-isolation --no-deps --no-index -v --upgrade --target "$site435" . \
         -Cbuild-dir=build/v435
     ) > "$log435" 2>&1 &
@@ -74,7 +74,7 @@ stage_build() {
     pid_main=$!
   fi
   ( export CO_CUDA_ARCHS="90a;100a" CO_BUILD_EXPERIMENTS=ON CO_NVFP4_ALL_CONFIGS=ON \
-      CO_NVFP4_HOST_PATH_ON_HOPPER=ON CO_BUILD_ABLATION=ON
+      CO_NVFP4_HOST_PATH_ON_HOPPER=ON CO_BUILD_ABLATION=ON CO_BUILD_DOCTOR_BINARIES=ON
     time $PY -m pip install --no-build-isolation --no-deps --no-index -v . -Cbuild-dir=build/gpu
   ) > "$log" 2>&1 || { echo "build failed; see $log"; tail -40 "$log"; status=1; }
   tail -3 "$log"

@@ -33,7 +33,8 @@ build_doctors() {  # build_doctors DIR CUTLASS_DIR EXPERIMENTS
   local nb; nb=$($PY -m nanobind --cmake_dir)
   cmake -S "$ROOT" -B "$dir" -G Ninja -DSKBUILD_PROJECT_NAME=cutlass_overhead -DCMAKE_BUILD_TYPE=Release \
     -DPython_EXECUTABLE="$(command -v $PY)" -Dnanobind_DIR="$nb" -DCO_CUDA_ARCHS=90a -DCO_BUILD_EXPERIMENTS=$exp \
-    -DCO_NVFP4_ALL_CONFIGS=ON -DCO_NVFP4_HOST_PATH_ON_HOPPER=ON ${cutlass:+-DCUTLASS_DIR=$cutlass} >/dev/null || return 1
+    -DCO_NVFP4_ALL_CONFIGS=ON -DCO_NVFP4_HOST_PATH_ON_HOPPER=ON -DCO_BUILD_DOCTOR_BINARIES=ON \
+    ${cutlass:+-DCUTLASS_DIR=$cutlass} >/dev/null || return 1
   local targets="co_doctor_nvfp4_hopper_original co_doctor_nvfp4_hopper_patched co_doctor_sm90_original co_doctor_sm90_patched"
   [ "$exp" = ON ] && targets="$targets co_doctor_sm90_O0 co_doctor_nvfp4_hopper_O0"
   cmake --build "$dir" -j "$JOBS" --target $targets

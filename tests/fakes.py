@@ -136,6 +136,19 @@ class FakeWorkload:
     def params_bytes(self, variant: str) -> int:
         return 1024
 
+    def allocate(self, nbytes: int) -> object:
+        self.log.append(("allocate", f"{nbytes} bytes", 0, 0.0))
+        return bytearray(0)
+
+
+class FakeLoad:
+    """A load that is always still in flight, whose one copy took 1 ms. SYNTHETIC."""
+
+    copy_ms = 1.0
+
+    def in_flight(self) -> bool:
+        return True
+
 
 class FakeKernel:
     kind = "sm90"
@@ -212,6 +225,9 @@ class FakeBackend:
     def encode_cost_ns(self, inputs: dict[str, Any], iterations: int) -> float:
         return FAKE_UNIT_NS
 
+    def load(self, copies: bool, nbytes: int, ms: float) -> FakeLoad:
+        return FakeLoad()
+
 
 class ParentBackend(FakeBackend):
     """The report's own process: any CUPTI use there is recorded in `cupti_uses` and fails its step."""
@@ -252,11 +268,18 @@ def fake_timer(shape: Shape, plan: Plan) -> dict[str, Any]:
     return {"host_us": 10.0, "loop_us": 20.0, "gpu_us": 20.0, "iterations": plan.calls}
 
 
-def fake_context(backend: type[FakeBackend] = FakeBackend, runner: ChildRunner | None = None) -> Context:
+def fake_context(backend: type[FakeBackend] = FakeBackend, runner: ChildRunner | None = None,
+                 profile: str = "report") -> Context:
     log: list[Call] = []
     kernel = FakeKernel(log)
-    return Context(make_plan(quick=True), kernel, backend(log), kernel.make(HEADLINE), "SYNTHETIC GPU", fake_timer,
-                   runner)
+    return Context(make_plan(quick=True, profile=profile), kernel, backend(log), kernel.make(HEADLINE), "SYNTHETIC GPU",
+                   fake_timer, runner, fake_first_call)
+
+
+def fake_first_call(request: dict[str, Any]) -> dict[str, Any]:
+    """The first-call probe's output, as a fresh process would write it. SYNTHETIC."""
+    return {"suspect": "the first call of a process (SYNTHETIC)", "context_creation_us": 90_000.0,
+            "first_us": 3_000.0, "second_us": 40.0}
 
 
 def fake_child() -> ChildRunner:
@@ -275,9 +298,10 @@ def fake_results(ctx: Context) -> dict[str, Any]:
             "shape": ctx.headline.shape.as_dict(), "params_bytes": 1024, "errors": []}
 
 
-def measured_fake(runner: ChildRunner | None = None) -> dict[str, Any]:
-    """report.measure_all on the fake GPU, the report's own process refusing CUPTI, the child faked in-process."""
+def measured_fake(runner: ChildRunner | None = None, profile: str = "report") -> dict[str, Any]:
+    """report.measure_all on the fake GPU, the report's own process refusing CUPTI, the child faked in-process (with
+    the same profile: the doctor's child runs with --profile doctor)."""
     from cutlass_overhead import report
 
-    ctx = fake_context(ParentBackend, runner or fake_child())
+    ctx = fake_context(ParentBackend, runner or child.in_process_child(fake_context(profile=profile)), profile)
     return report.measure_all(ctx, fake_results(ctx))

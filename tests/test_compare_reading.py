@@ -1,5 +1,5 @@
-"""cutlass-overhead-doctor --compare: a reading beside the committed reference, row by row with the ratio, and
-one-line errors for what is not a reading. No GPU."""
+"""cutlass-overhead-doctor --compare: a reading beside the committed reference (one schema: a doctor reading and a
+report's results.json), row by row with the ratio, and one-line errors for what is not a reading. No GPU."""
 
 from __future__ import annotations
 
@@ -10,31 +10,46 @@ import pytest
 
 from cutlass_overhead import compare_reading, doctor
 
-REFERENCE = compare_reading.REFERENCE_DIR / compare_reading.REFERENCE_BY_KIND["nvfp4"]
+from fakes import measured_fake
+
+REFERENCE = compare_reading.REFERENCE
 
 
-def seed_row(text: str) -> str:
-    return next(line for line in text.splitlines() if line.startswith("| the issue's pattern, per call"))
+def row(text: str, label: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith(f"| {label} |"))
+
+
+SEED = "the issue's pattern, host us per call"
 
 
 def test_a_reading_twice_as_slow_reads_two_in_the_ratio_column(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     reading = json.loads(REFERENCE.read_text())
-    reading["modes_drained"]["seed"]["host_per_call"]["median_us"] *= 2
+    reading["timings"]["original/seed"]["host_us"] *= 2
     mine = tmp_path / "co-doctor.json"
     mine.write_text(json.dumps(reading))
     assert doctor.main(["--compare", str(mine)]) == 0
     out = capsys.readouterr().out
-    assert seed_row(out).endswith("| 2.00 |")
-    assert "JetPack" in out and "CUTLASS 4.2.0" in out
+    assert row(out, SEED).endswith("| 2.00 |")
+    assert "JetPack" in out and "CUTLASS 4.3.5" in out and "build type Release" in out
 
 
 def test_the_reference_against_itself_reads_one(capsys: pytest.CaptureFixture[str]) -> None:
     assert doctor.main(["--compare", str(REFERENCE), "--reference", str(REFERENCE)]) == 0
-    assert seed_row(capsys.readouterr().out).endswith("| 1.00 |")
+    assert row(capsys.readouterr().out, SEED).endswith("| 1.00 |")
 
 
-@pytest.mark.parametrize("content, says", [("not json", "not JSON"), ('{"tool": "other"}', "not a doctor reading")])
+def test_a_doctor_reading_compares_with_the_reports_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = tmp_path / "co-doctor.json"
+    mine.write_text(json.dumps(measured_fake(profile="doctor")))
+    assert doctor.main(["--compare", str(mine)]) == 0
+    out = capsys.readouterr().out
+    reference = json.loads(REFERENCE.read_text())["timings"]["original/seed"]["host_us"]
+    assert row(out, SEED).endswith(f"| {40.0 / reference:.2f} |")  # the fake GPU's 40 us over the H200's
+    assert row(out, "the first call of a process").split("|")[3].strip() == "—"  # the reference has no suspects step
+
+
+@pytest.mark.parametrize("content, says", [("not json", "not JSON"), ('{"tool": "co-doctor"}', "not a reading")])
 def test_what_is_not_a_reading_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       content: str, says: str) -> None:
     bad = tmp_path / "bad.json"

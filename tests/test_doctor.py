@@ -1,153 +1,144 @@
-"""The standalone doctor (measure/doctor/): clear failures everywhere, a verdict that adds up on a GPU,
-and agreement with the report's own measurement for the modes both run."""
+"""cutlass-overhead-doctor: the report's pipeline with the doctor's profile. Its arguments are checked before any GPU
+is looked for; on the fake GPU it runs the doctor's steps only, writes the report's schema, and its verdict adds up
+and never shows a suspect within the noise floor as a cost; on a GPU the same holds for a real reading."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-import cutlass_overhead as co
-from cutlass_overhead.doctor import BIN
-DOCTOR = BIN / "co_doctor_sm90_original"
+from cutlass_overhead import analysis, doctor, report
+from cutlass_overhead.workloads import PROFILES
+
+from fakes import measured_fake
+
+PROG = "cutlass-overhead-doctor"
 
 
-def doctor(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    if not DOCTOR.exists():
-        pytest.skip(f"{DOCTOR.name} is not built (needs 90a in CO_CUDA_ARCHS)")
-    return subprocess.run([str(DOCTOR), *args], capture_output=True, text=True, timeout=600, check=False,
-                           env={**os.environ, **(env or {})})
+def run_doctor(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cutlass_overhead.doctor", *args], capture_output=True, text=True,
+                          timeout=900, check=False, env={**os.environ, **(env or {})}, cwd=cwd)
 
 
-def test_doctor_without_gpu_says_so_in_one_line() -> None:
-    # No visible device (or no driver at all, in CI): one line, exit 3, never "driver version is insufficient".
-    r = doctor(env={"CUDA_VISIBLE_DEVICES": ""})
-    lines = r.stderr.strip().splitlines()
-    assert r.returncode == 3, r.stderr
-    assert len(lines) == 1 and lines[0].startswith("co-doctor: no "), r.stderr
-    assert "insufficient" not in r.stderr and r.stdout == ""
+# ---- Arguments: checked before any GPU is looked for -------------------------------------------------------
 
 
-@pytest.mark.parametrize("args, message", [
-    (("abc",), "M must be an integer"),
-    (("128", "4096", "4095"), "multiples of 8"),
-    (("--m", "99999999999"), "--m must be an integer"),
-    (("--calls", "0"), "--calls must be an integer"),
-    (("--nope",), "unknown option"),
-    (("-5", "1", "1"), "M must be an integer in [1, 2147483647], got the negative value '-5'"),
-    (("--k", "-7"), "--k must be an integer in [1, 2147483647], got the negative value '-7'"),
-    (("1", "2", "3", "4", "5"), "at most four positional arguments: M N K [CALLS]"),
-])
-def test_doctor_rejects_bad_arguments(args: tuple[str, ...], message: str) -> None:
-    r = doctor(*args)
-    assert r.returncode == 64 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-
-
-def test_doctor_check_args_parses_and_stops_before_cuda() -> None:
-    # What the wrapper runs before it looks for a GPU: exit 0, nothing printed, no GPU looked for (else 3 here);
-    # the shape checks (4095 is no multiple of 8) wait for the run, whose GEMM decides them.
-    r = doctor("128", "4096", "4095", "--check-args", env={"CUDA_VISIBLE_DEVICES": ""})
-    assert (r.returncode, r.stdout, r.stderr) == (0, "", ""), r
-    assert doctor("abc", "--check-args").returncode == 64
-
-
-def test_doctor_usage_names_every_positional_argument() -> None:
-    r = doctor("--help")
-    assert r.returncode == 0 and "[M N K [CALLS]]" in r.stdout and r.stderr == "", r.stdout + r.stderr
-
-
-def test_doctor_console_script_without_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cutlass_overhead import doctor as wrapper
-
-    if not DOCTOR.exists():
-        pytest.skip(f"{DOCTOR.name} is not built")
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    path, why, status = wrapper.pick(wrapper.doctors(), "original", False)
-    assert (path, status) == (None, 3) and why.startswith("no "), why  # the binary's line, less its prefix
-
-
-# ---- The wrapper (cutlass-overhead-doctor): its arguments before the GPU, one prefix, what to build ----------
-
-
-def wrapper_run(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) \
-        -> tuple[int, str, list[str]]:
-    """(exit status, stdout, stderr lines) of cutlass-overhead-doctor ARGV on a machine without a visible GPU."""
-    from cutlass_overhead import doctor as wrapper
-
-    if not DOCTOR.exists():
-        pytest.skip(f"{DOCTOR.name} is not built (needs 90a in CO_CUDA_ARCHS)")
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    status = wrapper.main(argv)
-    out = capsys.readouterr()
-    return status, out.out, out.err.splitlines()
-
-
-def test_wrapper_help_needs_no_gpu(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = wrapper_run(["--help"], monkeypatch, capsys)
-    assert (status, err) == (0, []), err
-    assert out.startswith("usage: ") and "[M N K [CALLS]]" in out and "--inspect PATH" in out, out
+@pytest.fixture
+def no_gpu_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(args: Any) -> Any:
+        raise AssertionError("the doctor looked for a GPU before its arguments were checked")
+    monkeypatch.setattr(doctor, "make_context", refuse)
 
 
 @pytest.mark.parametrize("argv, message", [
     (["abc", "4096", "4096"], "M must be an integer in [1, 2147483647], got 'abc'"),
-    (["-5", "1", "1"], "M must be an integer in [1, 2147483647], got the negative value '-5'"),
+    (["-5", "1", "1"], "M must be an integer in [1, 2147483647], got '-5'"),
     (["128", "0", "4096"], "N must be an integer in [1, 2147483647], got '0'"),
-    (["128", "4096", "4096", "0"], "CALLS must be an integer in [1, 1000000], got '0'"),
-    (["--patched", "--calls", "-3"], "--calls must be an integer in [1, 1000000], got the negative value '-3'"),
-    (["--nope"], "unknown option '--nope' (see --help)"),
+    (["128", "4096", "4096", "0"], "CALLS must be an integer in [1, 100000], got '0'"),
+    (["128", "4096"], "takes M N K [CALLS] (three or four numbers), got 2"),
+    (["1", "2", "3", "4", "5"], "takes M N K [CALLS] (three or four numbers), got 5"),
+    (["--nope"], "unrecognized arguments: --nope"),
 ])
-def test_wrapper_checks_arguments_before_the_gpu(argv: list[str], message: str, monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = wrapper_run(argv, monkeypatch, capsys)
-    assert (status, out, err) == (64, "", [f"cutlass-overhead-doctor: {message}"])
-
-
-def test_wrapper_without_gpu_has_one_prefix(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = wrapper_run([], monkeypatch, capsys)
-    assert (status, out, len(err)) == (3, "", 1), err
-    assert err[0].startswith("cutlass-overhead-doctor: no ") and "co-doctor" not in err[0], err
-
-
-def test_wrapper_not_built_names_the_build_option(monkeypatch: pytest.MonkeyPatch,
+def test_bad_arguments_get_one_line_before_any_gpu(argv: list[str], message: str, no_gpu_lookup: None,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    from cutlass_overhead import doctor as wrapper
+    with pytest.raises(SystemExit) as done:
+        doctor.main(argv)
+    err = capsys.readouterr().err.splitlines()
+    assert done.value.code == 2 and err == [f"{PROG}: error: {message} (see --help)"], err
 
-    assert wrapper.pick({}, "patched", False) == (None, (
-        "co_doctor_nvfp4_patched is not built (it needs a Blackwell arch in CO_CUDA_ARCHS (100a, 110a or 101a)); "
-        "co_doctor_sm90_patched is not built (it needs 90a in CO_CUDA_ARCHS)"), 2)
-    monkeypatch.setattr(wrapper, "doctors", lambda: {"sm90_original": DOCTOR})  # a build without the option
-    status, out, err = wrapper_run(["--host-path-on-hopper"], monkeypatch, capsys)
-    assert (status, out) == (2, "") and err == [
-        "cutlass-overhead-doctor: co_doctor_nvfp4_hopper_original is not built "
-        "(it needs 90a in CO_CUDA_ARCHS and CO_NVFP4_HOST_PATH_ON_HOPPER=ON)"], err
+
+def test_help_needs_no_gpu_and_names_every_argument(no_gpu_lookup: None, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        doctor.main(["--help"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0
+    assert "[M N K [CALLS]]" in out and "--inspect PATH" in out and "--compare READING.json" in out, out
+
+
+def test_without_a_gpu_the_doctor_says_so_in_one_line(tmp_path: Path) -> None:
+    r = run_doctor(env={"CUDA_VISIBLE_DEVICES": ""}, cwd=tmp_path)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"{PROG}: "), r.stderr
+    assert "co-doctor" not in r.stderr and not (tmp_path / "co-doctor.json").exists()
+
+
+# ---- One pipeline: the doctor's profile on the fake GPU ---------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def reading(torch_sm90: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("doctor") / "doctor.json"
-    r = doctor("128", "1024", "1024", "--quick", "--json", str(out))
-    assert r.returncode == 0, r.stdout + r.stderr
-    return json.loads(out.read_text())
+def reading() -> dict[str, Any]:
+    return measured_fake(profile="doctor")
 
 
-@pytest.mark.gpu
-def test_doctor_verdict_parts_add_up(reading: dict[str, Any]) -> None:
+def test_the_doctor_profile_runs_its_steps_and_no_others(reading: dict[str, Any]) -> None:
+    assert reading["errors"] == []
+    assert set(reading["suspects"]) == {"allocation", "copy_load", "kernel_load", "first_call"}
+    assert "sweep" not in reading and "ablation" not in reading and "layer" not in reading
+    assert reading["timeline"] == [] and reading["kernel_search"] == {} and reading["torch_matmul"] is None
+    assert PROFILES["doctor"].isdisjoint({"sweep", "search", "timelines", "experiments", "torch"})
+
+
+def test_the_doctor_and_the_report_write_one_schema(reading: dict[str, Any]) -> None:
+    full = measured_fake(profile="report")
+    common = {"timings", "headline_samples", "noise_floor", "unit_costs_ns", "counts", "encode_costs", "kernel_us",
+              "tracing_cost", "attribution", "attribution_prices", "verdict"}
+    assert common <= set(reading) and common <= set(full)
+    for key in ("timings", "counts", "verdict"):  # the same shape of value under each key
+        assert type(reading[key]) is type(full[key]) and set(reading[key]) <= set(full[key]) | {"suspects"}, key
+
+
+def test_the_verdicts_parts_add_up_to_the_measured_host_time(reading: dict[str, Any]) -> None:
     v = reading["verdict"]
     assert v["bound"] in ("host-bound", "GPU-bound", "sync-bound")
-    assert abs(sum(p["us"] for p in v["parts"]) - v["host_us"]) < 1e-3 * max(1.0, v["host_us"])
-    assert reading["reference_check"].startswith("ok")
+    assert v["parts_sum_us"] == pytest.approx(v["host_us"], rel=1e-9)
+    assert v["host_us"] == reading["timings"]["original/seed"]["host_us"]  # stored once, referenced
+
+
+def test_a_suspect_within_the_noise_floor_reads_no_measurable_effect_never_a_cost(reading: dict[str, Any]) -> None:
+    by_name = {s["suspect"]: s for s in reading["verdict"]["suspects"]}
+    quiet = [s for s in by_name.values() if "no measurable effect" in s["reading"]]
+    assert quiet and all(s["effect_us"] is None for s in quiet)
+    o0 = next(s for name, s in by_name.items() if "-O0" in name)
+    assert o0["effect_us"] == pytest.approx(360.0) and o0["reading"].startswith("adds")  # the fakes' 400 vs 40 us
+
+
+@pytest.mark.parametrize("ratio, half, effect, reading", [
+    (1.02, 0.03, None, "no measurable effect"),
+    (0.98, 0.03, None, "no measurable effect"),
+    (1.20, 0.03, 2.0, "adds 2.00 us per call"),
+    (0.90, 0.03, -1.0, "saves 1.00 us per call"),
+])
+def test_a_suspect_counts_only_outside_the_noise_floor(ratio: float, half: float, effect: float | None,
+                                                       reading: str) -> None:
+    row = analysis.suspect_row("x", {"median": ratio, "q1": ratio, "q3": ratio}, 10.0, half, "how")
+    assert row["reading"].startswith(reading)
+    assert row["effect_us"] == (None if effect is None else pytest.approx(effect))
+
+
+def test_the_doctors_child_runs_with_the_doctors_profile() -> None:
+    args = doctor.parse_args(["128", "1024", "1024", "64", "--quick"])
+    command = report.child.child_command(args, Path("in.json"), Path("out.json"))
+    assert command[command.index("--profile") + 1] == "doctor" and "--calls=64" in command and "--quick" in command
+    assert report.parse_args(command[3:]).profile == "doctor"
+
+
+# ---- On a GPU: a real reading -------------------------------------------------------------------------------------
 
 
 @pytest.mark.gpu
-def test_doctor_times_every_mode_with_ordered_quartiles(reading: dict[str, Any]) -> None:
-    """The doctor times every co::Mode the report's harness knows, each with a positive median inside its quartiles.
-    How close its times come to the report's is a measurement, not a pass/fail property: the two are separate
-    processes (issue 17's one engine removes the question)."""
-    shared = [mode.name for mode in co.Mode if mode.name in reading["modes_back_to_back"]]
-    assert len(shared) == len(co.Mode), f"the doctor skipped modes: {sorted(set(m.name for m in co.Mode) - set(shared))}"
-    for mode in shared:
-        doc = reading["modes_back_to_back"][mode]["host_per_call"]
-        assert 0 < doc["p25_us"] <= doc["median_us"] <= doc["p75_us"], (mode, doc)
+def test_a_real_reading_adds_up_and_is_the_reports_schema(torch_sm90: Any, tmp_path: Path) -> None:
+    out = tmp_path / "reading.json"
+    r = run_doctor("128", "1024", "1024", "--quick", "--json", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    real = json.loads(out.read_text())
+    v = real["verdict"]
+    assert v["parts_sum_us"] == pytest.approx(v["host_us"], rel=1e-9)
+    assert set(real["suspects"]) == {"allocation", "copy_load", "kernel_load", "first_call"}
+    assert all(s["effect_us"] is None or "no measurable effect" not in s["reading"] for s in v["suspects"])
+    assert real["stamp"] and real["counts"]["original/seed"]["totals"]

@@ -4,6 +4,9 @@
 // to this one library, so a single CUPTI subscriber can attribute every CUDA call to a phase.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -86,6 +89,25 @@ CO_TRACE_API double encode_cost_ns(EncodeInputs const& inputs, int iterations);
 // Mean host ns of cudaFuncSetAttribute(function, attribute, value) where it is paid: on a GEMM's own kernel
 // (a variant passes its kernel handle) or, with function == nullptr, on an empty kernel, same arguments.
 CO_TRACE_API double func_attribute_ns(void const* function, int attribute, int value, int iterations);
+
+// Work in flight on a stream of its own for about `ms` (load.cu): back-to-back pinned host-to-device copies of
+// `bytes`, or one spinning kernel. The destructor waits for it, then frees what it holds.
+class CO_TRACE_API Load {
+ public:
+  Load(bool copies, std::size_t bytes, double ms);
+  ~Load();
+  Load(Load const&) = delete;
+  Load& operator=(Load const&) = delete;
+  bool in_flight() const;
+  double copy_ms() const { return copy_ms_; }  // one copy, timed before the load starts (0 for the kernel)
+
+ private:
+  void release() noexcept;
+  cudaStream_t stream_ = nullptr;
+  void* host_ = nullptr;
+  void* device_ = nullptr;
+  double copy_ms_ = 0;
+};
 
 }  // namespace trace
 }  // namespace co

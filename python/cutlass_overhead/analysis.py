@@ -325,6 +325,122 @@ def targets(results: dict[str, Any]) -> dict[str, Any]:
             if num in samples and den in samples}
 
 
+# ---- The verdict: what bounds the loop, where the host time goes, which suspects matter --------------------
+
+# Calls in one steady-state call that make the host wait for the GPU.
+SYNCHRONIZING_APIS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMemcpy")
+SEED_KEY = key_of("original", "seed")
+
+
+def noise_half_width(results: dict[str, Any]) -> float:
+    """The smallest relative effect this run resolves: the A/A ratio's farthest quartile from 1 (0 if unknown)."""
+    noise = (results.get("noise_floor") or {}).get("headline") or {}
+    if "q1" not in noise:
+        return 0.0
+    return max(abs(noise["q1"] - 1.0), abs(noise["q3"] - 1.0))
+
+
+def suspect_row(what: str, ratio: dict[str, float] | None, base_us: float | None, half: float, how: str,
+                missing: str = "") -> dict[str, Any]:
+    """One suspect: its effect in us per call when it lies outside the noise floor, else "no measurable effect"
+    (never a negative cost)."""
+    if ratio is None or base_us is None:
+        return {"suspect": what, "effect_us": None, "reading": f"not measured: {missing or 'see errors'}", "how": how}
+    change = ratio["median"] - 1.0
+    row = {"suspect": what, "ratio": ratio, "base_us": base_us, "how": how}
+    if abs(change) <= half:
+        return {**row, "effect_us": None,
+                "reading": f"no measurable effect (x{ratio['median']:.3f}, within the run's noise floor of "
+                           f"+/-{100 * half:.1f}%)"}
+    sign = "adds" if change > 0 else "saves"
+    return {**row, "effect_us": change * base_us,
+            "reading": f"{sign} {abs(change) * base_us:.2f} us per call (x{ratio['median']:.3f})"}
+
+
+def timed_suspects(results: dict[str, Any], half: float) -> list[dict[str, Any]]:
+    """The suspects the common steps measured: -O0 host code and a sync per call (per-round ratios in the
+    timings step's rounds), a profiler attached (the CUPTI child's traced time over this process's)."""
+    samples = (results.get("headline_samples") or {}).get("host_us") or {}
+    base = (results.get("timings") or {}).get(SEED_KEY, {}).get("host_us")
+
+    def per_round(key: str) -> dict[str, float] | None:
+        return harness.ratio(samples, key, SEED_KEY).as_dict() if key in samples and SEED_KEY in samples else None
+
+    rows = [suspect_row("host code built -O0 (CMake with no build type, nvcc with no -O)", per_round("O0/seed"), base,
+                        half, "the O0 build of the same source, in the same rounds",
+                        (results.get("variants") or {}).get("O0") or "the O0 variant was not timed"),
+            suspect_row("cudaStreamSynchronize after every call", per_round(SYNC_KEY), base, half,
+                        "the same pattern with a sync after each call, in the same rounds (includes the kernel wait)")]
+    tracing = results.get("tracing_cost") or {}
+    on, timed = tracing.get("on_host"), (results.get("timings") or {}).get(SEED_KEY, {}).get("host")
+    ratio = None
+    if on and timed:  # two processes' medians, no rounds to pair: the quartiles bound the ratio
+        ratio = {"median": on["median"] / timed["median"], "q1": on["q1"] / timed["q3"], "q3": on["q3"] / timed["q1"]}
+    rows.append(suspect_row("a profiler attached (CUPTI tracing, as Nsight Systems traces)", ratio, base, half,
+                            "the CUPTI child's host time with tracing on over this process's (a ratio of medians)"))
+    return rows
+
+
+def measured_suspects(results: dict[str, Any], half: float) -> list[dict[str, Any]]:
+    """The suspects step's readings (suspects.py), each against its own baseline."""
+    found = results.get("suspects") or {}
+    rows = []
+    for name in ("allocation", "copy_load", "kernel_load"):
+        s = found.get(name)
+        if s:
+            rows.append(suspect_row(s["suspect"], s["ratio"], s["baseline"]["median"], half,
+                                    f"{s['unit']}, with and without it, in interleaved rounds"))
+    first = found.get("first_call")
+    if first:
+        once = first["first_us"] - first["second_us"]
+        rows.append({"suspect": first["suspect"], "effect_us": None, "once_us": once,
+                     "reading": f"{once:.0f} us once per process (first call {first['first_us']:.0f} us, second "
+                                f"{first['second_us']:.0f} us; context creation {first['context_creation_us']:.0f} us): "
+                                "a per-iteration number over N iterations carries once_us / N of it",
+                     "how": "a fresh process"})
+    return rows
+
+
+def host_parts(results: dict[str, Any], host: float) -> list[dict[str, Any]]:
+    """The host time of one call, phase by phase (the attribution of original/seed): counts x unit costs where
+    priced, the rest of each phase, and what lies outside the phases; the parts add up to `host`."""
+    parts: list[dict[str, Any]] = []
+    inside = 0.0
+    for row in (results.get("attribution") or {}).get(SEED_KEY) or []:
+        inside += row["measured_us"]
+        for t in row["terms"]:
+            parts.append({"part": f"{row['phase']}: {fmt(t['count'])} x {t['api']} (count x unit cost)", "us": t["us"]})
+        parts.append({"part": f"{row['phase']}: rest of the phase", "us": row["remainder_us"]})
+    parts.append({"part": "outside the phases (the loop, and the phase medians' difference from the total's)",
+                  "us": host - inside})
+    return parts
+
+
+def verdict(results: dict[str, Any]) -> dict[str, Any]:
+    """What bounds the issue's pattern at this shape, where its host time goes, and each suspect's effect, largest
+    first; the report and the doctor print it from the same results."""
+    require(results, "timings:original/seed")
+    seed = results["timings"][SEED_KEY]
+    host, loop, kernel = seed["host_us"], seed["loop_us"], results.get("kernel_us")
+    totals = ((results.get("counts") or {}).get(SEED_KEY) or {}).get("totals") or {}
+    syncs = sum(totals.get(api, 0.0) for api in SYNCHRONIZING_APIS)
+    if results.get("kernel") == "nvfp4_hopper":
+        bound = "host path only (kernel not executed)"
+    elif kernel is None:
+        bound = "unknown (no kernel time; see errors)"
+    elif syncs > 0 and loop >= 0.8 * (host + kernel):
+        bound = "sync-bound"
+    else:
+        bound = "host-bound" if host >= kernel else "GPU-bound"
+    half = noise_half_width(results)
+    suspects = timed_suspects(results, half) + measured_suspects(results, half)
+    suspects.sort(key=lambda r: -(r["effect_us"] if r.get("effect_us") is not None else -math.inf))
+    parts = host_parts(results, host)
+    return {"bound": bound, "host_us": host, "loop_us": loop, "kernel_us": kernel, "synchronizing_calls": syncs,
+            "noise_half_width": half, "parts": parts, "parts_sum_us": sum(p["us"] for p in parts),
+            "suspects": suspects}
+
+
 # ---- One value per quantity ------------------------------------------------------------------------------
 
 

@@ -223,9 +223,13 @@ def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
     out["encodes"] = run_step(out, "captured encodes", lambda: capture_encodes(ctx))
     out["kernel_us"] = run_step(out, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
     shapes = request.get("sweep_shapes") or []
-    out["sweep_kernel_us"] = run_step(out, "sweep kernel times", lambda: child_sweep_kernels(ctx, out, shapes)) or []
-    out["kernel_search"] = run_step(out, "kernel search", lambda: search_issue_shape(ctx)) or {}
-    timelines = run_step(out, "timelines", lambda: measure_timelines(ctx, out)) or {}
+    if shapes:
+        out["sweep_kernel_us"] = run_step(out, "sweep kernel times", lambda: child_sweep_kernels(ctx, out, shapes)) or []
+    if ctx.plan.runs("search"):
+        out["kernel_search"] = run_step(out, "kernel search", lambda: search_issue_shape(ctx)) or {}
+    timelines: dict[str, list[Record]] = {}
+    if ctx.plan.runs("timelines"):
+        timelines = run_step(out, "timelines", lambda: measure_timelines(ctx, out)) or {}
     out["timelines"] = {variant: [list(r) for r in records] for variant, records in timelines.items()}
     residue = run_step(out, "CUPTI residue check", lambda: cupti_residue(ctx, before))
     if residue is not None and out["tracing_cost"] is not None:
@@ -242,8 +246,8 @@ def in_process_child(ctx: Context) -> ChildRunner:
 
 def child_command(args: argparse.Namespace, in_json: Path, out_json: Path) -> list[str]:
     command = [sys.executable, "-m", "cutlass_overhead.report", "--cupti-child", str(in_json), str(out_json),
-               "--m", str(args.m), "--n", str(args.n), "--k", str(args.k)]
-    return command + (["--quick"] if args.quick else [])
+               "--m", str(args.m), "--n", str(args.n), "--k", str(args.k), "--profile", args.profile]
+    return command + (["--quick"] if args.quick else []) + ([f"--calls={args.calls}"] if args.calls else [])
 
 
 def _text(stream: str | bytes | None) -> str:

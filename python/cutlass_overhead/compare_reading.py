@@ -1,6 +1,10 @@
-"""cutlass-overhead-doctor --compare READING.json [--reference REF.json]: the user's doctor reading beside a
-committed reference reading (by default this repository's H200 reading of the same kernel family), row by row
-with the ratio, then the lines that tell the two platforms apart. A table to paste into the issue; no GPU needed.
+"""cutlass-overhead-doctor --compare READING.json [--reference REF.json]: the user's doctor reading beside a committed
+reference reading, row by row with the ratio, then the lines that tell the two platforms apart. A table to paste into
+the issue; no GPU needed.
+
+A doctor reading and a report's results.json are one schema (one pipeline), so the default reference is this
+repository's H200 report on the issue's CUTLASS (docs/results/h200-cutlass-v4.3.5/results.json): the SM90 stand-in,
+whose host path makes 4 TMA descriptors per initialize() where the issue's NVFP4 kernel makes 9.
 """
 
 from __future__ import annotations
@@ -12,31 +16,33 @@ from typing import Any
 
 from . import _build_info
 
-# The committed reference readings (docs/results/h200-nvfp4-host-path/): installed beside the compiled parts
-# (CMakeLists.txt), else found from a source checkout.
-_INSTALLED = Path(_build_info.__file__).resolve().parent / "reference"
-REFERENCE_DIR = _INSTALLED if _INSTALLED.is_dir() else Path(__file__).resolve().parents[2] / "docs/results/h200-nvfp4-host-path"
-REFERENCE_BY_KIND = {"nvfp4": "doctor-nvfp4-hopper-128x4096x4096.json", "sm90": "doctor-sm90-128x4096x4096.json"}
+# Installed beside the compiled parts (CMakeLists.txt), else found in a source checkout.
+REFERENCE_NAME = "h200-cutlass-v4.3.5.json"
+_INSTALLED = Path(_build_info.__file__).resolve().parent / "reference" / REFERENCE_NAME
+REFERENCE = _INSTALLED if _INSTALLED.is_file() else \
+    Path(__file__).resolve().parents[2] / "docs" / "results" / "h200-cutlass-v4.3.5" / "results.json"
 
-# (label, path into the reading): host microseconds per call unless the label says otherwise.
+# (label, path into the reading). us unless the label says otherwise.
 ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("the issue's pattern, per call", ("modes_drained", "seed", "host_per_call", "median_us")),
-    ("initialize + run(stream)", ("modes_drained", "initialize_run", "host_per_call", "median_us")),
-    ("kept Gemm, run(stream)", ("modes_drained", "floor", "host_per_call", "median_us")),
-    ("the kernel's own cudaLaunchKernelEx", ("modes_drained", "kernel_launch", "host_per_call", "median_us")),
-    ("first call", ("first_call_us",)),
-    ("second call", ("second_call_us",)),
-    ("pattern with a profiler attached", ("profiler_attached_seed_host_us",)),
-    ("pattern, host code built -O0", ("O0", "seed_host_us")),
-    ("pattern + cudaStreamSynchronize", ("sync_each_call", "host_per_call", "median_us")),
-    ("pattern + a real workspace allocation (loop)", ("with_workspace_alloc", "loop_per_iter", "median_us")),
-    ("one entry-point lookup", ("unit_costs_us", "entry_point_lookup")),
-    ("one cudaFuncSetAttribute on the GEMM kernel", ("unit_costs_us", "func_set_attribute_gemm")),
+    ("the issue's pattern, host us per call", ("timings", "original/seed", "host_us")),
+    ("the issue's pattern, loop us per iteration", ("timings", "original/seed", "loop_us")),
+    ("the kernel (CUPTI)", ("kernel_us",)),
+    ("initialize + run(stream), per call", ("timings", "original/initialize_run", "host_us")),
+    ("kept Gemm, run(stream), per call", ("timings", "original/floor", "host_us")),
+    ("the kernel's own cudaLaunchKernelEx, per call", ("timings", "original/kernel_launch", "host_us")),
+    ("the pattern, host code built -O0", ("timings", "O0/seed", "host_us")),
+    ("the pattern + cudaStreamSynchronize", ("timings", "original/seed/sync_each_call", "host_us")),
+    ("the pattern with a profiler attached", ("tracing_cost", "on_host_us")),
+    ("the first call of a process", ("suspects", "first_call", "first_us")),
+    ("the pattern + a real allocation, loop per iteration", ("suspects", "allocation", "with", "median")),
+    ("TMA encodes per call (count)", ("counts", "original/seed", "totals", "cuTensorMapEncodeTiled")),
+    ("one entry-point lookup (ns)", ("unit_costs_ns", "cudaGetDriverEntryPointByVersion")),
+    ("one cudaFuncSetAttribute on the GEMM kernel (ns)", ("in_situ_ns", "cudaFuncSetAttribute(GEMM kernel)")),
 )
 
 
 class ReadingError(ValueError):
-    """A file that is not a doctor reading, in one line."""
+    """A file that is not a reading, in one line."""
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -46,8 +52,8 @@ def load(path: Path) -> dict[str, Any]:
         raise ReadingError(f"{path}: cannot read it ({e.strerror})") from None
     except json.JSONDecodeError as e:
         raise ReadingError(f"{path}: not JSON (line {e.lineno}: {e.msg})") from None
-    if not isinstance(reading, dict) or reading.get("tool") != "co-doctor":
-        raise ReadingError(f"{path}: not a doctor reading (no \"tool\": \"co-doctor\"); pass the file --json wrote")
+    if not isinstance(reading, dict) or reading.get("schema") != 1 or "timings" not in reading:
+        raise ReadingError(f"{path}: not a reading (schema 1 with timings); pass the file the doctor wrote")
     return reading
 
 
@@ -60,26 +66,18 @@ def value(reading: dict[str, Any], path: tuple[str, ...]) -> float | None:
     return float(node) if isinstance(node, (int, float)) and not isinstance(node, bool) else None
 
 
-def default_reference(reading: dict[str, Any]) -> Path:
-    kind = str(reading.get("variant", "")).split("/", 1)[0]
-    if kind not in REFERENCE_BY_KIND:
-        raise ReadingError(f"no committed reference for the kernel family {kind!r}; pass --reference REF.json")
-    path = REFERENCE_DIR / REFERENCE_BY_KIND[kind]
-    if not path.exists():
-        raise ReadingError(f"{path} is not here; pass --reference REF.json")
-    return path
-
-
 def platform_lines(reading: dict[str, Any]) -> list[str]:
-    gpu, host = reading.get("gpu") or {}, reading.get("host") or {}
-    return [f"GPU {gpu.get('name', '?')} (sm_{gpu.get('sm', '?')}), driver API {gpu.get('driver_api', '?')}, "
-            f"runtime {gpu.get('runtime', '?')}, CUTLASS {reading.get('cutlass_version', '?')}",
-            f"host {host.get('cpu_model', '?')} ({host.get('cpus', '?')} CPUs); nvpmodel: {host.get('nvpmodel', '?')}",
-            f"variant {reading.get('variant', '?')}: {reading.get('label', '')}"]
+    s = reading.get("stamp") or {}
+    platform = s.get("platform") or {}
+    return [f"GPU {s.get('gpu', '?')} (compute capability {s.get('compute_capability', '?')}), driver "
+            f"{s.get('driver_version', '?')}, CUDA runtime {s.get('cuda_runtime', '?')}, nvcc {s.get('nvcc', '?')}",
+            f"CUTLASS {s.get('cutlass_version', '?')} ({s.get('patch_series', '?')}), build type "
+            f"{s.get('build_type', '?')}, kernel {reading.get('kernel', '?')}, shape {reading.get('shape', '?')}",
+            f"host {s.get('host_cpu', '?')}; platform: {platform.get('name', 'not recorded') if platform else 'not recorded'}"]
 
 
 def table(mine: dict[str, Any], ref: dict[str, Any]) -> list[str]:
-    lines = ["| µs | yours | reference | yours / reference |", "|---|---|---|---|"]
+    lines = ["| | yours | reference | yours / reference |", "|---|---|---|---|"]
     for label, path in ROWS:
         a, b = value(mine, path), value(ref, path)
         ratio = f"{a / b:.2f}" if a is not None and b else "—"
@@ -101,7 +99,7 @@ def main(args: list[str], prog: str) -> int:
         if len(paths) != 1:
             raise ReadingError("--compare takes one READING.json (and optionally --reference REF.json)")
         mine = load(Path(paths[0]))
-        ref_path = ref_path or default_reference(mine)
+        ref_path = ref_path or REFERENCE
         ref = load(ref_path)
     except ReadingError as e:
         print(f"{prog}: {e}", file=sys.stderr)

@@ -1,90 +1,99 @@
-"""cutlass-overhead-doctor: runs the standalone doctor binary shipped in this package for this GPU.
+"""cutlass-overhead-doctor: where the time of the issue's call pattern goes on this machine, at your shape.
 
-The doctor itself is C++ (measure/doctor/), so it also runs where Python or torch are missing (a
-Jetson); this wrapper has the doctor's parser check the arguments (before any GPU is looked for), picks the
-binary that matches the GPU and passes the arguments on. `--inspect PATH` (inspect_binary) and
+The doctor is the report's pipeline (report.py) with the doctor's profile (workloads.PROFILES): the timings at the
+user's shape, the unit costs, the CUPTI child's counts, kernel time and tracing cost, the attribution, and the
+suspects (suspects.py); analysis.verdict weighs them and the same JSON schema as the report's results.json is
+written to co-doctor.json, to attach to the issue. No torch needed. `--inspect PATH` (inspect_binary) and
 `--compare READING.json` (compare_reading) need no GPU.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
+import argparse
 import sys
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from . import _build_info, compare_reading, inspect_binary
-from ._variants import build_hint
+from . import compare_reading, inspect_binary
+from ._steps import one_line
+from .report import OneLineParser, make_context, measure_all, new_results, no_gpu, positive_int
+from .present import verdict_text, write_json
+from .stamp import stamp
+from .suspects import subprocess_first_call
+from .vocabulary import HEADLINE_K, HEADLINE_M, HEADLINE_N
+from .workloads import NoGpu
+from ._variants import VariantUnavailable
 
-# Installed beside the compiled parts (_build_info is one), which an editable install keeps in
-# site-packages while this file stays in the source tree.
-BIN = Path(_build_info.__file__).resolve().parent / "bin"
 PROG = "cutlass-overhead-doctor"
-# The wrapper's own options, after the doctor's usage; every other argument goes to the doctor binary.
-WRAPPER_USAGE = (f"{PROG} also takes: --patched (the patched build's doctor), --host-path-on-hopper (the NVFP4 "
-                 "host path on an sm_90 GPU), --inspect PATH (was PATH's CUTLASS host code compiled with -O0?), "
-                 "--compare READING.json [--reference REF.json] (your reading beside this repository's H200 one)")
+USAGE = (f"{PROG} [M N K [CALLS]] [--quick] [--json PATH]\n       {PROG} --inspect PATH\n"
+         f"       {PROG} --compare READING.json [--reference REF.json]")
+EXTENT_MAX = 2**31 - 1
+CALLS_MAX = 100_000
 
 
-def doctors() -> dict[str, Path]:
-    """Installed doctor binaries by name suffix, e.g. {"nvfp4_original": Path(...)}."""
-    if not BIN.is_dir():
-        return {}
-    return {p.name.removeprefix("co_doctor_"): p for p in sorted(BIN.glob("co_doctor_*")) if os.access(p, os.X_OK)}
+def extent(name: str, upper: int = EXTENT_MAX) -> object:
+    """argparse type: an integer in [1, upper], with a one-line message that names the argument."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if not 1 <= value <= upper or str(value) != text.strip().lstrip("+"):
+            raise argparse.ArgumentTypeError(f"{name} must be an integer in [1, {upper}], got {text!r}")
+        return value
+    return parse
 
 
-def candidates(variant: str, host_path_on_hopper: bool) -> list[tuple[str, str]]:
-    """The (kind, variant) of each doctor that may suit this GPU, in the order they are tried."""
-    if host_path_on_hopper:
-        return [("nvfp4_hopper", variant)]
-    return [("nvfp4", variant), ("sm90", variant)]
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = OneLineParser(prog=PROG, usage=USAGE, description=__doc__.split("\n\n")[0])
+    parser.add_argument("shape", nargs="*", metavar="M N K [CALLS]",
+                        help=f"the GEMM's M, N and K (default {HEADLINE_M} {HEADLINE_N} {HEADLINE_K}, the issue's M <= "
+                             "128 config) and the calls per timed loop (default 256; --quick 128)")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and calls (about a third of the time)")
+    parser.add_argument("--json", type=Path, default=Path("co-doctor.json"), metavar="PATH",
+                        help="where the reading goes (default ./co-doctor.json): attach it to the issue")
+    args = parser.parse_args(argv)
+    if len(args.shape) not in (0, 3, 4):
+        parser.error(f"takes M N K [CALLS] (three or four numbers), got {len(args.shape)}")
+    names = ("M", "N", "K", "CALLS")
+    values = [extent(n, CALLS_MAX if n == "CALLS" else EXTENT_MAX) for n in names[:len(args.shape)]]
+    try:
+        parsed = [parse(text) for parse, text in zip(values, args.shape)]  # type: ignore[operator]
+    except argparse.ArgumentTypeError as error:
+        parser.error(str(error))
+    args.m, args.n, args.k = parsed[:3] if parsed else (HEADLINE_M, HEADLINE_N, HEADLINE_K)
+    args.calls = parsed[3] if len(parsed) == 4 else None
+    args.profile = "doctor"
+    return args
 
 
-def message(stderr: str, fallback: str) -> str:
-    """A doctor binary's last stderr line without its own "tool: " prefix (fail.cpp), so the wrapper's is the only one."""
-    lines = stderr.strip().splitlines()
-    return re.sub(r"^[\w-]+: ", "", lines[-1]) if lines else fallback
+def diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    try:
+        ctx, gpu, kind, status = make_context(args)
+    except (NoGpu, VariantUnavailable) as error:
+        return no_gpu(error, PROG)
+    try:  # the GEMM's own checks of the shape (K a multiple of 8, ...), in one line, before anything is timed
+        ctx.headline.run("original")
+        ctx.headline.sync()
+    except (TypeError, ValueError) as error:
+        print(f"{PROG}: {one_line(str(error))}", file=sys.stderr)
+        return 2
+    ctx.fresh_process = subprocess_first_call()
+    results = new_results(kind, status, stamp(gpu, None, args.quick, list(argv)), ctx.headline)
+    started = time.monotonic()
+    measure_all(ctx, results)
+    results["elapsed_s"] = time.monotonic() - started
+    written = write_json(results, args.json.parent, args.json.name)
+    if results.get("verdict"):
+        print(verdict_text(results["verdict"]))
+    for error in results["errors"]:
+        print(f"{PROG}: {error['step']} failed: {one_line(error['error'])}", file=sys.stderr)
+    print(f"\nwrote {written} (attach it to the issue)")
+    return 1 if results["errors"] else 0
 
 
-def pick(found: dict[str, Path], variant: str, host_path_on_hopper: bool) -> tuple[Path | None, str, int]:
-    """(the binary for this GPU, "", 0), or (None, why, exit status: 3 no driver or GPU, 2 none for this GPU).
-    Each binary answers --device-info only on its own arch."""
-    reasons = []
-    for kind, v in candidates(variant, host_path_on_hopper):
-        name = f"{kind}_{v}"
-        path = found.get(name)
-        if path is None:
-            reasons.append(f"co_doctor_{name} is not built (it {build_hint(kind, v)})")
-            continue
-        probe = subprocess.run([str(path), "--device-info"], capture_output=True, text=True, check=False)
-        if probe.returncode == 0:
-            return path, "", 0
-        why = message(probe.stderr or probe.stdout, f"exit {probe.returncode}")
-        if probe.returncode == 3:  # no driver / no GPU: the same for every binary
-            return None, why, 3
-        reasons.append(f"co_doctor_{name}: {why}")
-    return None, "; ".join(reasons), 2
-
-
-def check_arguments(found: dict[str, Path], variant: str, host_path_on_hopper: bool, args: list[str]) -> int | None:
-    """Runs the doctor's own parser on `args` before any GPU is looked for (--check-args: no CUDA call).
-
-    Prints --help's usage or the one-line error and returns the exit status; None when the arguments parse.
-    The shape checks depend on the GEMM, so they run when the doctor picked for the GPU runs."""
-    names = [f"{kind}_{v}" for kind, v in candidates(variant, host_path_on_hopper)]
-    parser = next((found[n] for n in names if n in found), next(iter(found.values())))
-    done = subprocess.run([str(parser), *args, "--check-args"], capture_output=True, text=True, check=False)
-    if done.returncode == 0 and not done.stdout:
-        return None
-    if done.stdout:
-        print(done.stdout + WRAPPER_USAGE, end="\n")
-    if done.returncode != 0:
-        print(f"{PROG}: {message(done.stderr, f'exit {done.returncode}')}", file=sys.stderr)
-    return done.returncode
-
-
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if "--inspect" in args or any(a.startswith("--inspect=") for a in args):
         rest = [a.removeprefix("--inspect=") for a in args if a != "--inspect"]
@@ -94,26 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         return inspect_binary.main(rest[0], PROG)
     if args[:1] == ["--compare"]:
         return compare_reading.main(args[1:], PROG)
-    variant = "original"
-    host_path = False
-    if "--patched" in args:
-        args.remove("--patched")
-        variant = "patched"
-    if "--host-path-on-hopper" in args:
-        args.remove("--host-path-on-hopper")
-        host_path = True
-    found = doctors()
-    if not found:
-        print(f"{PROG}: no doctor binaries in {BIN}; reinstall the package", file=sys.stderr)
-        return 2
-    status = check_arguments(found, variant, host_path, args)
-    if status is not None:
-        return status
-    path, why, status = pick(found, variant, host_path)
-    if path is None:
-        print(f"{PROG}: {why}", file=sys.stderr)
-        return status
-    return subprocess.run([str(path), *args], check=False).returncode
+    return diagnose(parse_args(args), args)
 
 
 if __name__ == "__main__":

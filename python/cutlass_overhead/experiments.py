@@ -380,6 +380,16 @@ def measure(ctx: Any, results: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def measure_in_situ_only(ctx: Any) -> dict[str, Any]:
+    """The doctor's share of the experiments: cudaFuncSetAttribute on the GEMM's own kernel, which prices the
+    attribute calls in the attribution (SM90 twin only; elsewhere the empty-kernel unit cost prices them)."""
+    runner = runner_for(ctx.headline)
+    if runner is None:
+        return {}
+    in_situ, spread = measure_in_situ(runner, make_experiment_plan(ctx.plan.quick), 0)
+    return {"in_situ_ns": in_situ, "in_situ_spread_ns": spread}
+
+
 def headline_blocks(ctx: Any) -> dict[str, Callable[[], dict[str, Any]]]:
     """The ablation's blocks for the report's timings step (timing.measure_headline); none on NVFP4."""
     runner = runner_for(ctx.headline)

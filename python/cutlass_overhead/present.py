@@ -124,9 +124,26 @@ def print_report(results: dict[str, Any]) -> None:
     rows = [[k, v] for k, v in tracing.items() if isinstance(v, float)]
     rows += [[f"residue_check {k}", v] for k, v in (tracing.get("residue_check") or {}).items()]
     parts.append(format_table("CUPTI tracing cost (original/seed host us per call)", ["", "value"], rows))
+    if results.get("verdict"):
+        parts.append(verdict_text(results["verdict"]))
     if results.get("errors"):
         parts.append(format_table("Errors", ["step", "error"], [[e["step"], e["error"]] for e in results["errors"]]))
     print("\n".join(parts))
+
+
+def verdict_text(v: dict[str, Any]) -> str:
+    """The verdict (analysis.verdict) as the doctor and the report print it."""
+    kernel = "-" if v.get("kernel_us") is None else f"{v['kernel_us']:.2f}"
+    lines = [f"\n== Verdict: {v['bound']} ==",
+             f"the issue's pattern: host {v['host_us']:.2f} us per call, loop {v['loop_us']:.2f} us per iteration, "
+             f"kernel {kernel} us",
+             f"host time of one call, {v['host_us']:.2f} us, is:"]
+    lines += [f"  {p['us']:8.2f} us  {p['part']}" for p in sorted(v["parts"], key=lambda p: -p["us"])
+              if abs(p["us"]) >= 0.005]
+    lines.append(f"  -------- sum {v['parts_sum_us']:.2f} us (= measured {v['host_us']:.2f} us)")
+    lines.append(f"\nSuspects, largest measured effect first (noise floor +/-{100 * v['noise_half_width']:.1f}%):")
+    lines += [f"  {s['suspect']}: {s['reading']}" for s in v["suspects"]]
+    return "\n".join(lines)
 
 
 # ---- Files ----------------------------------------------------------------------------------------------
@@ -143,9 +160,9 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def write_json(results: dict[str, Any], out_dir: Path) -> Path:
+def write_json(results: dict[str, Any], out_dir: Path, name: str = "results.json") -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "results.json"
+    path = out_dir / name
     path.write_text(json.dumps(jsonable(results), indent=1, allow_nan=False) + "\n")
     return path
 

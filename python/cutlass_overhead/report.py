@@ -33,18 +33,20 @@ import json
 import sys
 import time
 import warnings
+from dataclasses import replace
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import analysis, child, experiments, timing
+from . import analysis, child, experiments, suspects, timing
 from ._steps import note, one_line, run_step
 from ._variants import VariantUnavailable
 from .child import child_measure, merge_child, run_cupti_child, subprocess_child
 from .present import jsonable, print_report, write_json, write_plots
 from .stamp import stamp
 from .vocabulary import HEADLINE_K, HEADLINE_M, HEADLINE_N
-from .workloads import Context, CuptiBackend, DeviceKernel, NoGpu, Shape, Workload, choose_kernel, gpu_info, make_plan
+from .workloads import (PROFILES, Context, CuptiBackend, DeviceKernel, NoGpu, Shape, Workload, choose_kernel, gpu_info,
+                        make_plan)
 
 __all__ = ["Context", "Shape", "jsonable", "main", "make_plan", "measure_all"]
 
@@ -62,13 +64,15 @@ def measure_clean(ctx: Context, results: dict[str, Any]) -> dict[Shape, list[dic
     sweep's host and loop times by shape (rows need the child's kernel times)."""
     # One interleaved set of rounds for every headline block, the ablation's builds included: each quantity at
     # the headline shape is measured once, and the sweep, ablation and profiler cost reuse it.
-    results["timings"] = run_step(results, "timings", lambda: timing.measure_headline(
-        ctx, results, experiments.headline_blocks(ctx))) or {}
-    timer = ctx.torch_timer
+    ablation = experiments.headline_blocks(ctx) if ctx.plan.runs("experiments") else {}
+    results["timings"] = run_step(results, "timings", lambda: timing.measure_headline(ctx, results, ablation)) or {}
+    timer = ctx.torch_timer if ctx.plan.runs("torch") else None
     results["torch_matmul"] = run_step(results, "torch.matmul", lambda: timer(ctx.headline.shape, ctx.plan)) \
         if timer else None
     results["unit_costs_ns"] = run_step(results, "unit costs", lambda: timing.measure_unit_costs(ctx, results))
     results["o0_vs_o3"] = analysis.o0_vs_o3(results)
+    if not ctx.plan.runs("sweep"):
+        return {}
     return run_step(results, "sweep host times", lambda: timing.measure_sweep_host(ctx, results)) or {}
 
 
@@ -85,14 +89,22 @@ def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
     results["encode_costs"] = run_step(results, "encode costs",
                                        lambda: timing.measure_encode_costs(ctx, results, (out or {}).get("encodes")))
     # Before the attribution: it prices the attribute calls with the in-situ cost the experiments measure.
-    results.update(run_step(results, "experiments", lambda: experiments.measure(ctx, results)) or {})
+    if ctx.plan.runs("experiments"):
+        results.update(run_step(results, "experiments", lambda: experiments.measure(ctx, results)) or {})
+    elif ctx.plan.runs("in_situ"):
+        results.update(run_step(results, "in situ", lambda: experiments.measure_in_situ_only(ctx)) or {})
+    if ctx.plan.runs("suspects"):
+        results["suspects"] = run_step(results, "suspects", lambda: suspects.measure(ctx, results)) or {}
     order = ctx.backend.phase_names()
     results["attribution"] = run_step(results, "attribution",
                                       lambda: analysis.attribution(results, timelines, order)) or {}
-    results["sweep"] = run_step(results, "sweep", lambda: timing.assemble_sweep(ctx, results, timed, out or {})) or []
-    results["issue_shape_ratios"] = analysis.issue_shape_ratios(results)
+    if ctx.plan.runs("sweep"):
+        results["sweep"] = run_step(results, "sweep",
+                                    lambda: timing.assemble_sweep(ctx, results, timed, out or {})) or []
+        results["issue_shape_ratios"] = analysis.issue_shape_ratios(results)
     results["candidates_625"] = run_step(results, "candidates", lambda: analysis.candidates_625(results, ctx.gpu)) or []
     results["targets"] = run_step(results, "targets", lambda: analysis.targets(results))
+    results["verdict"] = run_step(results, "verdict", lambda: analysis.verdict(results))
     return results
 
 
@@ -125,8 +137,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help=f"headline M (default {HEADLINE_M}, the issue's M <= 128 config)")
     parser.add_argument("--n", type=positive_int, default=HEADLINE_N, help=f"headline N (default {HEADLINE_N})")
     parser.add_argument("--k", type=positive_int, default=HEADLINE_K, help=f"headline K (default {HEADLINE_K})")
+    parser.add_argument("--calls", type=positive_int, default=None,
+                        help="calls per timed loop (default 256, --quick 128; keep it below the launch queue's ~1000)")
     parser.add_argument("--cupti-child", nargs=2, type=Path, metavar=("IN_JSON", "OUT_JSON"),
                         help="internal: the report's CUPTI measurements, run by the report in a process of their own")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="report",
+                        help="internal: the steps to run (the doctor's child runs with --profile doctor)")
     return parser.parse_args(argv)
 
 
@@ -157,7 +173,10 @@ def make_context(args: argparse.Namespace) -> tuple[Context, dict[str, Any], str
     reason = kernel.unsupported(shape)
     if reason:
         raise NoGpu(reason)
-    ctx = Context(make_plan(args.quick), kernel, CuptiBackend(), kernel.make(shape), gpu["name"], None,
+    plan = make_plan(args.quick, args.profile)
+    if args.calls is not None:
+        plan = replace(plan, calls=args.calls)
+    ctx = Context(plan, kernel, CuptiBackend(), kernel.make(shape), gpu["name"], None,
                   subprocess_child(args))
     return ctx, gpu, kind, status
 
@@ -171,8 +190,8 @@ def setup(args: argparse.Namespace, argv: Sequence[str] | None) -> tuple[Context
     return ctx, new_results(kind, status, stamped, ctx.headline)
 
 
-def no_gpu(error: Exception) -> int:
-    print(f"cutlass-overhead-report: {one_line(str(error))}", file=sys.stderr)
+def no_gpu(error: Exception, prog: str = "cutlass-overhead-report") -> int:
+    print(f"{prog}: {one_line(str(error))}", file=sys.stderr)
     return 2
 
 

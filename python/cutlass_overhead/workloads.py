@@ -42,14 +42,30 @@ class Plan:
     timeline_calls: int  # seed calls in the timeline plot
     sweep_nk: tuple[int, ...]  # N = K values of the sweep
     search_steps: int  # kernel measurements spent finding a kernel as long as the issue's
+    profile: str = "report"  # which steps run: PROFILES
+
+    def runs(self, step: str) -> bool:
+        """Whether this plan's profile runs the optional step `step` (a name in PROFILES)."""
+        return step in PROFILES[self.profile]
 
 
-def make_plan(quick: bool) -> Plan:
+# One pipeline, two front ends: the steps beyond the common ones (timings at one shape, unit costs, the CUPTI
+# child's counts, kernel time, encodes and tracing cost, encode costs, the attribution) that each profile runs.
+# The report: the full profile. The doctor: the user's shape and the suspects (suspects.py), in under a minute.
+PROFILES: dict[str, frozenset[str]] = {
+    "report": frozenset({"torch", "sweep", "search", "timelines", "experiments"}),
+    "doctor": frozenset({"in_situ", "suspects"}),
+}
+
+
+def make_plan(quick: bool, profile: str = "report") -> Plan:
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
     if quick:
         return Plan(True, rounds=5, calls=128, warmup=10, count_calls=10, unit_iterations=128, kernel_calls=20,
-                    timeline_calls=3, sweep_nk=(1024, 4096), search_steps=2)
+                    timeline_calls=3, sweep_nk=(1024, 4096), search_steps=2, profile=profile)
     return Plan(False, rounds=15, calls=256, warmup=20, count_calls=25, unit_iterations=256, kernel_calls=20,
-                timeline_calls=3, sweep_nk=(1024, 2048, 4096, 8192), search_steps=4)
+                timeline_calls=3, sweep_nk=(1024, 2048, 4096, 8192), search_steps=4, profile=profile)
 
 
 @dataclass(frozen=True)
@@ -80,6 +96,10 @@ class Workload(Protocol):
     def sync(self) -> None: ...
 
     def params_bytes(self, variant: str) -> int: ...
+
+    def allocate(self, nbytes: int) -> object:
+        """A device buffer of `nbytes`, freed when the last reference to it goes (cudaMalloc, cudaFree)."""
+        ...
 
 
 class Kernel(Protocol):
@@ -112,6 +132,11 @@ class Backend(Protocol):
 
     def encode_cost_ns(self, inputs: dict[str, Any], iterations: int) -> float: ...
 
+    def load(self, copies: bool, nbytes: int, ms: float) -> Any:
+        """Work in flight on another stream (pinned copies of `nbytes`, or a spinning kernel) for about `ms`;
+        the object has in_flight() and copy_ms, and waits for the load when it is dropped."""
+        ...
+
 
 @dataclass
 class Context:
@@ -124,6 +149,9 @@ class Context:
     # Runs the CUPTI measurements (child.child_measure) and returns their JSON. The CLI passes
     # child.subprocess_child; None runs them in this process (child.in_process_child), which only fakes may do.
     cupti_child: ChildRunner | None = None
+    # Runs the first-call probe (suspects.first_call_child) in a fresh process and returns its JSON; the CLI
+    # passes suspects.subprocess_first_call. None: the suspect is not measured.
+    fresh_process: ChildRunner | None = None
 
 
 # ---- The real GPU side: operands this package allocates -----------------------------------------------
@@ -177,6 +205,11 @@ class DeviceWorkload:
 
     def params_bytes(self, variant: str) -> int:
         return int(self._module(variant).params_bytes())
+
+    def allocate(self, nbytes: int) -> object:
+        from . import _device
+
+        return _device.empty(shape=[nbytes], dtype="uint8")
 
 
 class Nvfp4DeviceWorkload(DeviceWorkload):
@@ -266,6 +299,11 @@ class CuptiBackend:
         from . import _trace
 
         return float(_trace.encode_cost_ns(inputs=inputs, iterations=iterations))
+
+    def load(self, copies: bool, nbytes: int, ms: float) -> Any:
+        from . import _trace
+
+        return _trace.Load(copies=copies, bytes=nbytes, ms=ms)
 
 
 # ---- Which GPU, which kernel ------------------------------------------------------------------------

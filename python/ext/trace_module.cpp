@@ -83,6 +83,13 @@ NB_MODULE(_trace, m) {
     return co::trace::encode_cost_ns(in, iterations);
   }, "inputs"_a, "iterations"_a);
 
+  nb::class_<co::trace::Load>(m, "Load", "Work in flight on a stream of its own (load.cu) until it ends or is freed.")
+      .def(nb::init<bool, std::size_t, double>(), "copies"_a, "bytes"_a, "ms"_a,
+           "Pinned host-to-device copies of `bytes` back to back (copies=True) or one spinning kernel, for about "
+           "`ms` milliseconds.")
+      .def("in_flight", &co::trace::Load::in_flight, "Whether the load is still running.")
+      .def_prop_ro("copy_ms", &co::trace::Load::copy_ms, "One copy's time, measured before the load started.");
+
   // The seed's steps and the benchmark modes, with the names the C++ side gives them (phase_name,
   // mode_name): Python and the tests use these enums instead of repeating names or integers.
   auto phase = nb::enum_<co::Phase>(m, "Phase", nb::is_arithmetic(), "The steps of runNvfp4Gemm, in order.");
