@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -123,6 +124,74 @@ def test_wrapper_not_built_names_the_build_option(monkeypatch: pytest.MonkeyPatc
     assert (status, out) == (2, "") and err == [
         "cutlass-overhead-doctor: co_doctor_nvfp4_hopper_original is not built "
         "(it needs 90a in CO_CUDA_ARCHS and CO_NVFP4_HOST_PATH_ON_HOPPER=ON)"], err
+
+
+# ---- The platform block: what the wrapper adds to the reading the binary wrote (a fake binary, no GPU) ------
+
+# Answers the wrapper's --check-args and --device-info probes, then writes a minimal reading where the doctor's
+# parser would (the last --json PATH or --json=PATH, else co-doctor.json) and exits with $FAKE_STATUS.
+FAKE_DOCTOR = """#!/bin/sh
+for a in "$@"; do case "$a" in --check-args) exit 0;; esac; done
+for a in "$@"; do case "$a" in --device-info) echo "fake GPU"; exit 0;; esac; done
+out=co-doctor.json; prev=
+for a in "$@"; do
+  [ "$prev" = --json ] && out="$a"
+  case "$a" in --json=*) out="${a#--json=}";; esac
+  prev="$a"
+done
+printf '{"tool": "co-doctor", "variant": "sm90/original", "gpu": {"driver_api": 12080, "runtime": 12080}}' > "$out"
+exit "${FAKE_STATUS:-0}"
+"""
+
+
+@pytest.fixture
+def fake_doctor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The wrapper with the fake binary as its only doctor, run in tmp_path/run, on a fake DRIVE OS file tree."""
+    from cutlass_overhead import doctor as wrapper
+    from cutlass_overhead import stamp
+
+    binary = tmp_path / "co_doctor_sm90_original"
+    binary.write_text(FAKE_DOCTOR)
+    binary.chmod(0o755)
+    drive = tmp_path / "drive-os-root" / "etc/nvidia"
+    drive.mkdir(parents=True)
+    (drive / "version-ubuntu-rootfs.txt").write_text("7.0.5.0-43328940\n")
+    real = stamp.platform_info
+    monkeypatch.setattr(stamp, "platform_info", lambda root=tmp_path / "drive-os-root": real(root))
+    monkeypatch.setattr(wrapper, "doctors", lambda: {"sm90_original": binary})
+    (tmp_path / "run").mkdir()
+    monkeypatch.chdir(tmp_path / "run")
+    return tmp_path / "run"
+
+
+@pytest.mark.parametrize("argv, written", [([], "co-doctor.json"), (["--json", "mine.json"], "mine.json"),
+                                           (["--json=a.json", "--json", "b.json"], "b.json")])
+def test_wrapper_adds_the_platform_block_to_the_reading(fake_doctor: Path, argv: list[str], written: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from cutlass_overhead import doctor as wrapper
+
+    assert wrapper.main(["128", "4096", "4096", *argv]) == 0
+    reading = json.loads((fake_doctor / written).read_text())
+    assert reading["tool"] == "co-doctor" and reading["gpu"] == {"driver_api": 12080, "runtime": 12080}  # kept
+    platform = reading["platform"]
+    assert platform["platform"] == "DRIVE OS" and platform["driveos_rootfs_version"] == "7.0.5.0-43328940"
+    assert platform["doctor_build_type"] == co.build_info()["build_type"] != ""
+    assert platform["doctor_nvcc"] == co.build_info()["nvcc_version"]
+    assert f"platform: DRIVE OS (DRIVE OS: driveos_rootfs_version); added to {written}" in capsys.readouterr().out
+
+
+def test_wrapper_leaves_a_failed_run_and_an_old_reading_alone(fake_doctor: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from cutlass_overhead import doctor as wrapper
+
+    monkeypatch.setenv("FAKE_STATUS", "1")
+    assert wrapper.main(["128", "4096", "4096"]) == 1
+    assert "platform" not in json.loads((fake_doctor / "co-doctor.json").read_text())
+    old = fake_doctor / "old.json"
+    old.write_text('{"tool": "co-doctor"}')
+    monkeypatch.delenv("FAKE_STATUS")
+    assert wrapper.main(["--device-info", "--json", str(old)]) == 0  # writes no reading: the old one stays as it was
+    assert old.read_text() == '{"tool": "co-doctor"}' and "platform:" not in capsys.readouterr().out
 
 
 @pytest.fixture(scope="module")

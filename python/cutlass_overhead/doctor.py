@@ -2,19 +2,21 @@
 
 The doctor itself is C++ (measure/doctor/), so it also runs where Python or torch are missing (a
 Jetson); this wrapper has the doctor's parser check the arguments (before any GPU is looked for), picks the
-binary that matches the GPU and passes the arguments on. `--inspect PATH` (inspect_binary) and
-`--compare READING.json` (compare_reading) need no GPU.
+binary that matches the GPU and passes the arguments on. After a run that wrote its JSON (`--json PATH`,
+default co-doctor.json), it adds the "platform" block: JetPack or DRIVE OS (stamp.platform_info) and how this
+doctor was built. `--inspect PATH` (inspect_binary) and `--compare READING.json` (compare_reading) need no GPU.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from . import _build_info, compare_reading, inspect_binary
+from . import _build_info, compare_reading, inspect_binary, stamp
 from ._variants import build_hint
 
 # Installed beside the compiled parts (_build_info is one), which an editable install keeps in
@@ -84,6 +86,53 @@ def check_arguments(found: dict[str, Path], variant: str, host_path_on_hopper: b
     return done.returncode
 
 
+def json_path(args: list[str]) -> Path:
+    """Where the doctor writes its JSON: the last --json PATH (or --json=PATH), as the doctor's parser reads it."""
+    path = "co-doctor.json"
+    for i, a in enumerate(args):
+        if a == "--json" and i + 1 < len(args):
+            path = args[i + 1]
+        elif a.startswith("--json="):
+            path = a.removeprefix("--json=")
+    return Path(path)
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def platform_block() -> dict[str, object]:
+    """What tells one Thor's software from another's, beside the reading: JetPack or DRIVE OS with the files
+    that say so, and how this doctor was built (CMake build type, nvcc, archs)."""
+    return {**stamp.platform_info(), "doctor_build_type": _build_info.BUILD_TYPE or stamp.UNKNOWN,
+            "doctor_nvcc": _build_info.NVCC_VERSION or stamp.UNKNOWN,
+            "doctor_cuda_archs": ";".join(_build_info.CUDA_ARCHS) or stamp.UNKNOWN}
+
+
+def add_platform(path: Path, before: tuple[int, int, int] | None) -> None:
+    """Adds the platform block to the reading the doctor just wrote at `path`; a file this run did not write
+    (--device-info, --help, a failed write) is left alone. A reading that cannot be rewritten costs one line."""
+    if _signature(path) in (None, before):
+        return
+    try:
+        reading = json.loads(path.read_text())
+        if not isinstance(reading, dict) or reading.get("tool") != "co-doctor":
+            return
+        reading["platform"] = platform_block()
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(reading, indent=1) + "\n")
+        os.replace(tmp, path)
+    except (OSError, ValueError) as e:
+        print(f"{PROG}: {path}: the platform block was not added ({e})", file=sys.stderr)
+        return
+    info = reading["platform"]
+    print(f"platform: {info['platform']} ({info['platform_evidence']}); added to {path}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if "--inspect" in args or any(a.startswith("--inspect=") for a in args):
@@ -113,7 +162,12 @@ def main(argv: list[str] | None = None) -> int:
     if path is None:
         print(f"{PROG}: {why}", file=sys.stderr)
         return status
-    return subprocess.run([str(path), *args], check=False).returncode
+    out = json_path(args)
+    before = _signature(out)
+    status = subprocess.run([str(path), *args], check=False).returncode
+    if status == 0:
+        add_platform(out, before)
+    return status
 
 
 if __name__ == "__main__":
