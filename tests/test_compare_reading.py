@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cutlass_overhead import compare_reading, doctor
+from cutlass_overhead import compare_reading, doctor, stamp
 
 REFERENCE = compare_reading.REFERENCE_DIR / compare_reading.REFERENCE_BY_KIND["nvfp4"]
 
@@ -47,3 +47,42 @@ def test_what_is_not_a_reading_is_refused_in_one_line(tmp_path: Path, capsys: py
 def test_reference_needs_a_path(capsys: pytest.CaptureFixture[str]) -> None:
     assert doctor.main(["--compare", str(REFERENCE), "--reference"]) == 2
     assert "--reference takes a PATH" in capsys.readouterr().err
+
+
+def platform_row(text: str, label: str) -> list[str]:
+    """The cells of the platform table's row `label`: [label, yours, reference]."""
+    row = next(line for line in text.splitlines() if line.startswith(f"| {label} |"))
+    return [cell.strip() for cell in row.strip("|").split("|")]
+
+
+def test_the_platform_lines_stand_beside_the_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A DRIVE OS reading as cutlass-overhead-doctor writes it, beside the committed H200 one, which predates the
+    # platform block: every line of the block reads "not recorded" there, never a guess.
+    root = tmp_path / "root" / "etc/nvidia"
+    root.mkdir(parents=True)
+    (root / "version-ubuntu-rootfs.txt").write_text("7.0.5.0-43328940\n")
+    reading = json.loads(REFERENCE.read_text())
+    assert "platform" not in reading
+    reading["gpu"] = {"name": "NVIDIA Thor", "sm": "101", "driver_api": 12080, "runtime": 12080}
+    reading["platform"] = {**stamp.platform_info(tmp_path / "root"), "doctor_build_type": "Release",
+                           "doctor_nvcc": "12.8.93", "doctor_cuda_archs": "101a"}
+    mine = tmp_path / "co-doctor.json"
+    mine.write_text(json.dumps(reading))
+    assert doctor.main(["--compare", str(mine)]) == 0
+    out = capsys.readouterr().out
+    assert platform_row(out, "JetPack or DRIVE OS") == [
+        "JetPack or DRIVE OS", "DRIVE OS (DRIVE OS: driveos_rootfs_version)", "not recorded"]
+    assert platform_row(out, "DRIVE OS release; rootfs version; rootfs manifest")[1:] == [
+        "not present, 7.0.5.0-43328940, not present", "not recorded"]
+    assert platform_row(out, "driver: CUDA driver API")[1:] == ["12.8", "13.0"]
+    assert platform_row(out, "CUDA runtime")[1:] == ["12.8", "13.0"]
+    assert platform_row(out, "doctor build type; nvcc; archs")[1:] == ["Release, 12.8.93, 101a", "not recorded"]
+    assert platform_row(out, "GPU")[1:] == ["NVIDIA Thor (sm_101)", "NVIDIA H200 (sm_90)"]
+    assert "does not record" not in out  # the reading records its platform: nothing to ask for
+
+
+def test_a_reading_without_the_platform_block_asks_for_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert doctor.main(["--compare", str(REFERENCE), "--reference", str(REFERENCE)]) == 0
+    out = capsys.readouterr().out
+    assert platform_row(out, "JetPack or DRIVE OS")[1:] == ["not recorded", "not recorded"]
+    assert "`cat /etc/nv_tegra_release`) or DRIVE OS (its release), which your reading does not record" in out

@@ -70,12 +70,50 @@ def default_reference(reading: dict[str, Any]) -> Path:
     return path
 
 
-def platform_lines(reading: dict[str, Any]) -> list[str]:
+NOT_RECORDED = "not recorded"
+
+
+def _cuda(version: Any) -> str:
+    """A CUDA version as the driver API encodes it (12080) in the usual form (12.8)."""
+    if isinstance(version, int) and not isinstance(version, bool) and version > 0:
+        return f"{version // 1000}.{version % 1000 // 10}"
+    return "?" if version is None else str(version)
+
+
+def platform_rows(reading: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) of the lines that tell one platform from another: JetPack or DRIVE OS, driver, CUDA,
+    build type (the "platform" block cutlass-overhead-doctor adds; NOT_RECORDED where a reading lacks it),
+    then the GPU, the host and what was measured."""
     gpu, host = reading.get("gpu") or {}, reading.get("host") or {}
-    return [f"GPU {gpu.get('name', '?')} (sm_{gpu.get('sm', '?')}), driver API {gpu.get('driver_api', '?')}, "
-            f"runtime {gpu.get('runtime', '?')}, CUTLASS {reading.get('cutlass_version', '?')}",
-            f"host {host.get('cpu_model', '?')} ({host.get('cpus', '?')} CPUs); nvpmodel: {host.get('nvpmodel', '?')}",
-            f"variant {reading.get('variant', '?')}: {reading.get('label', '')}"]
+    plat = reading.get("platform")
+    plat = plat if isinstance(plat, dict) else {}
+
+    def p(*keys: str) -> str:
+        return ", ".join(str(plat.get(k, "?")) for k in keys) if plat else NOT_RECORDED
+
+    return [
+        ("JetPack or DRIVE OS", f"{plat.get('platform', '?')} ({plat.get('platform_evidence', '?')})"
+         if plat else NOT_RECORDED),
+        ("L4T release; nvidia-l4t-core", p("l4t_release", "nvidia_l4t_core")),
+        ("DRIVE OS release; rootfs version; rootfs manifest", p("driveos_release", "driveos_rootfs_version",
+                                                                 "driveos_rootfs_manifest")),
+        ("driver: CUDA driver API", _cuda(gpu.get("driver_api"))),
+        ("driver: NVIDIA kernel module", p("kernel_driver")),
+        ("CUDA runtime", _cuda(gpu.get("runtime"))),
+        ("doctor build type; nvcc; archs", p("doctor_build_type", "doctor_nvcc", "doctor_cuda_archs")),
+        ("kernel; SoC", p("kernel", "soc")),
+        ("GPU", f"{gpu.get('name', '?')} (sm_{gpu.get('sm', '?')})"),
+        ("host", f"{host.get('cpu_model', '?')} ({host.get('cpus', '?')} CPUs); nvpmodel: {host.get('nvpmodel', '?')}"),
+        ("measured", f"CUTLASS {reading.get('cutlass_version', '?')}, {reading.get('variant', '?')}: "
+                     f"{reading.get('label', '')}"),
+    ]
+
+
+def platform_table(mine: dict[str, Any], ref: dict[str, Any]) -> list[str]:
+    lines = ["| the lines that tell the platforms apart | yours | reference |", "|---|---|---|"]
+    for (label, a), (_, b) in zip(platform_rows(mine), platform_rows(ref)):
+        lines.append(f"| {label} | {a.replace('|', '/')} | {b.replace('|', '/')} |")
+    return lines
 
 
 def table(mine: dict[str, Any], ref: dict[str, Any]) -> list[str]:
@@ -108,8 +146,10 @@ def main(args: list[str], prog: str) -> int:
         return 2
     print(f"Yours: {paths[0]}  |  reference: {ref_path}")
     print("\n".join(table(mine, ref)))
-    print("\nYours:      " + "\n            ".join(platform_lines(mine)))
-    print("Reference:  " + "\n            ".join(platform_lines(ref)))
-    print("\nAlso say: JetPack (L4T release) or DRIVE OS, `nvcc --version`, the compile line of the code that calls "
-          "CUTLASS (or CMAKE_BUILD_TYPE), and how the 91 and 625 µs were measured.")
+    print()
+    print("\n".join(platform_table(mine, ref)))
+    unrecorded = "" if isinstance(mine.get("platform"), dict) else \
+        "JetPack (`cat /etc/nv_tegra_release`) or DRIVE OS (its release), which your reading does not record, "
+    print(f"\nAlso say: {unrecorded}`nvcc --version`, the compile line of the code that calls CUTLASS (or "
+          "CMAKE_BUILD_TYPE), and how the 91 and 625 µs were measured.")
     return 0
