@@ -60,9 +60,27 @@ def test_drive_os_reads_its_rootfs_version_and_manifest(tmp_path: Path) -> None:
     assert info["l4t_release"] == NOT_PRESENT and info["nvidia_l4t_core"] == NOT_PRESENT
 
 
-def test_drive_os_release_file_alone_is_drive_os(tmp_path: Path) -> None:
-    info = platform_info(tree(tmp_path, {"etc/driveos-release": 'VERSION_ID="7.0.5.0"\n'}))
-    assert (info["platform"], info["driveos_release"]) == ("DRIVE OS", 'VERSION_ID="7.0.5.0"'), info
+@pytest.mark.parametrize("files, key, value, platform", [
+    ({"etc/driveos-release": 'VERSION_ID="7.0.5.0"\n'}, "driveos_release", 'VERSION_ID="7.0.5.0"', "DRIVE OS"),
+    ({"etc/nvidia/version-ubuntu-rootfs.txt": "7.0.5.0-43328940\n"}, "driveos_rootfs_version", "7.0.5.0-43328940",
+     "DRIVE OS"),
+    ({"etc/nvidia/rootfilesystem-manifest/driveos-core-rfs.manifest": ""}, "driveos_rootfs_manifest",
+     "driveos-core-rfs.manifest", "DRIVE OS"),
+    ({"etc/nv_tegra_release": L4T_RELEASE}, "l4t_release", L4T_RELEASE[:-1], "JetPack"),
+    ({"var/lib/dpkg/status": DPKG_STATUS}, "nvidia_l4t_core", "38.2.0-20250821174705", "JetPack"),
+])
+def test_each_marker_alone_decides(tmp_path: Path, files: dict[str, str], key: str, value: str,
+                                   platform: str) -> None:
+    info = platform_info(tree(tmp_path, files))
+    assert (info["platform"], info[key]) == (platform, value), info
+
+
+def test_a_removed_l4t_package_is_not_present(tmp_path: Path) -> None:
+    # dpkg keeps a removed package's stanza (its configuration files) with another Status: not installed.
+    removed = DPKG_STATUS.replace("Package: nvidia-l4t-core\nStatus: install ok installed",
+                                  "Package: nvidia-l4t-core\nStatus: deinstall ok config-files")
+    info = platform_info(tree(tmp_path, {"var/lib/dpkg/status": removed}))
+    assert (info["platform"], info["nvidia_l4t_core"]) == ("neither", NOT_PRESENT), info
 
 
 def test_an_x86_server_is_neither(tmp_path: Path) -> None:
