@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cutlass_overhead import compare_reading, doctor
+from cutlass_overhead import compare_reading, doctor, stamp
 
 from fakes import measured_fake
 
@@ -31,7 +31,7 @@ def test_a_reading_twice_as_slow_reads_two_in_the_ratio_column(tmp_path: Path,
     assert doctor.main(["--compare", str(mine)]) == 0
     out = capsys.readouterr().out
     assert row(out, SEED).endswith("| 2.00 |")
-    assert "JetPack" in out and "CUTLASS 4.3.5" in out and "build type Release" in out
+    assert "JetPack" in out and "CUTLASS 4.3.5" in out and "| build type; archs | Release; 90a |" in out
 
 
 def test_the_reference_against_itself_reads_one(capsys: pytest.CaptureFixture[str]) -> None:
@@ -62,3 +62,39 @@ def test_what_is_not_a_reading_is_refused_in_one_line(tmp_path: Path, capsys: py
 def test_reference_needs_a_path(capsys: pytest.CaptureFixture[str]) -> None:
     assert doctor.main(["--compare", str(REFERENCE), "--reference"]) == 2
     assert "--reference takes a PATH" in capsys.readouterr().err
+
+
+def platform_row(text: str, label: str) -> list[str]:
+    """The cells of the platform table's row `label`: [label, yours, reference]."""
+    row = next(line for line in text.splitlines() if line.startswith(f"| {label} |"))
+    return [cell.strip() for cell in row.strip("|").split("|")]
+
+
+def test_the_platform_lines_stand_beside_the_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A DRIVE OS reading as the stamp writes it, beside the committed H200 one, which predates the platform block:
+    # every line of the block reads "not recorded" there, never a guess.
+    root = tmp_path / "root" / "etc/nvidia"
+    root.mkdir(parents=True)
+    (root / "version-ubuntu-rootfs.txt").write_text("7.0.5.0-43328940\n")
+    reading = json.loads(REFERENCE.read_text())
+    assert "platform" not in reading["stamp"]
+    reading["stamp"].update(gpu="NVIDIA Thor", compute_capability="10.1", cuda_driver_api="12.8", build_type="Debug",
+                            cuda_archs=["101a"], platform=stamp.platform_info(tmp_path / "root"))
+    mine = tmp_path / "co-doctor.json"
+    mine.write_text(json.dumps(reading))
+    assert doctor.main(["--compare", str(mine)]) == 0
+    out = capsys.readouterr().out
+    assert platform_row(out, "JetPack or DRIVE OS") == [
+        "JetPack or DRIVE OS", "DRIVE OS (DRIVE OS: driveos_rootfs_version)", "not recorded"]
+    assert platform_row(out, "DRIVE OS release; rootfs version; rootfs manifest")[1:] == [
+        "not present, 7.0.5.0-43328940, not present", "not recorded"]
+    assert platform_row(out, "build type; archs")[1:] == ["Debug; 101a", "Release; 90a"]
+    assert platform_row(out, "GPU")[1] == "NVIDIA Thor (compute capability 10.1)"
+    assert "does not record" not in out  # the reading records its platform: nothing to ask for
+
+
+def test_a_reading_without_the_platform_block_asks_for_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert doctor.main(["--compare", str(REFERENCE), "--reference", str(REFERENCE)]) == 0
+    out = capsys.readouterr().out
+    assert platform_row(out, "JetPack or DRIVE OS")[1:] == ["not recorded", "not recorded"]
+    assert "`cat /etc/nv_tegra_release`) or DRIVE OS (its release), which your reading does not record" in out

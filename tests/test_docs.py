@@ -30,6 +30,7 @@ PAGES = sorted((REPO / "docs").glob("*.md"))
 MKDOCS_MISSING = any(importlib.util.find_spec(m) is None for m in ("mkdocs", "material", "mkdocs_macros"))
 needs_mkdocs = pytest.mark.skipif(MKDOCS_MISSING, reason="the docs group is not installed (pip install --group docs)")
 STALE_ENV = "CO_DOCS_ALLOW_STALE"
+GLOSSARY = "python/cutlass_overhead/VERDICTS.md"  # what each name the doctor, --inspect and --compare print means
 
 
 def load_macros() -> ModuleType:
@@ -71,6 +72,8 @@ def make_copy(root: Path) -> Path:
     shutil.copytree(REPO / "patch", root / "patch")
     (root / "python" / "cutlass_overhead").mkdir(parents=True)  # the vocabulary docs/hooks loads by its path
     shutil.copy(REPO / "python" / "cutlass_overhead" / "vocabulary.py", root / "python" / "cutlass_overhead")
+    (root / "measure" / "doctor").mkdir(parents=True)
+    shutil.copy(REPO / GLOSSARY, root / GLOSSARY)  # docs/reproduce.md includes it
     for name in loading.RUNS.values():
         path = root / loading.RESULTS / name / "results.json"
         results = json.loads(path.read_text())
@@ -291,3 +294,24 @@ def test_reproduce_page_matches_the_readme() -> None:
                     'pip install ".[test]" && python -m pytest tests/ -rs --cov=cutlass_overhead',
                     "pip install --group docs && mkdocs build --strict"):
         assert command in readme and command in page, command
+
+
+def test_every_name_the_doctor_prints_is_explained_where_the_author_reads_it() -> None:
+    """Each bound and suspect of the verdict (vocabulary.BOUNDS, vocabulary.SUSPECTS), each --inspect exit status and
+    each platform name has its entry in the glossary, which docs/reproduce.md includes."""
+    glossary = (REPO / GLOSSARY).read_text()
+    inspect_source = ast.parse((REPO / "python/cutlass_overhead/inspect_binary.py").read_text())
+    members = next(node for node in inspect_source.body if isinstance(node, ast.ClassDef) and node.name == "Verdict")
+    exits = {t.id: ast.literal_eval(a.value) for a in members.body if isinstance(a, ast.Assign) for t in a.targets
+             if isinstance(t, ast.Name)}
+    assert set(exits) == {"OPTIMISED", "UNOPTIMISED", "CANNOT_TELL"}, exits
+    platforms = re.findall(r'name, why = ("[^"]+"|UNKNOWN), ', (REPO / "python/cutlass_overhead/stamp.py").read_text())
+    assert len(platforms) == 6, platforms
+    suspects = [name.split(" (")[0].split(" of a ")[0] for name in vocabulary.SUSPECTS.values()]
+    names = [*vocabulary.BOUNDS, *suspects, *{ast.literal_eval(p) if p != "UNKNOWN" else "unknown" for p in platforms},
+             "not recorded", "64", "no measurable effect", "adds"]
+    for name in names:
+        assert f"**`{name}" in glossary, f"{GLOSSARY} does not explain {name!r}"
+    for name, status in exits.items():
+        assert f"* **`{status}`, {name.lower().replace('_', ' ')}**" in glossary, f"{GLOSSARY} lacks --inspect's {name}"
+    assert f'include_file("{GLOSSARY}"' in (REPO / "docs/reproduce.md").read_text()

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,54 @@ def test_cli_bad_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
 ])
 def test_producer_level(producer: str, level: str | None) -> None:
     assert Unit("x.cpp", producer).level() == level
+
+
+# ---- From a plain clone: `python3 python/cutlass_overhead/inspect_binary.py PATH`, no build, no package ------
+
+SCRIPT = Path(__file__).resolve().parents[1] / "python/cutlass_overhead/inspect_binary.py"
+
+
+def standalone(args: list[str], cwd: Path, with_elftools: bool = True) -> subprocess.CompletedProcess[str]:
+    """The script run by a Python that has no site-packages (-S: neither this package nor anything pip installed),
+    only pyelftools on PYTHONPATH when `with_elftools`, a bare environment and a working directory outside the
+    repository."""
+    import elftools
+
+    path = cwd / "only-elftools"
+    if with_elftools and not path.exists():
+        path.mkdir()
+        (path / "elftools").symlink_to(Path(elftools.__file__).resolve().parent)
+    env = {"PATH": "/usr/bin:/bin", **({"PYTHONPATH": str(path)} if with_elftools else {})}
+    return subprocess.run([sys.executable, "-S", str(SCRIPT), *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def test_standalone_script_needs_no_package(builds: dict[str, Path], tmp_path: Path) -> None:
+    nothing = subprocess.run([sys.executable, "-S", "-c", "import cutlass_overhead"], cwd=tmp_path, capture_output=True,
+                             env={"PATH": "/usr/bin:/bin"}, check=False)
+    assert nothing.returncode != 0  # the package really is out of reach of the script's Python
+    for name, verdict in (("O0", Verdict.UNOPTIMISED), ("O3_nodebug", Verdict.OPTIMISED),
+                          ("O0_stripped", Verdict.CANNOT_TELL)):
+        r = standalone([str(builds[name])], tmp_path)
+        assert r.returncode == verdict, r.stderr
+        lines = r.stdout.splitlines()
+        assert len(lines) == 2 and lines[0].startswith(f"inspect_binary.py: {builds[name]}: "), r.stdout
+        assert lines[1] == f"evidence: {inspect(builds[name]).evidence}" and r.stderr == ""
+
+
+@pytest.mark.parametrize("args, with_elftools, status, says", [
+    ([], True, BAD_INPUT, "inspect_binary.py: takes one PATH; usage: python3 inspect_binary.py PATH"),
+    (["a", "b"], True, BAD_INPUT, "inspect_binary.py: takes one PATH"),
+    (["missing"], True, BAD_INPUT, "inspect_binary.py: cannot read missing: No such file or directory"),
+    (["/bin/sh"], False, BAD_INPUT, "inspect_binary.py: needs pyelftools: pip install pyelftools"),
+])
+def test_standalone_bad_input_is_one_line(tmp_path: Path, args: list[str], with_elftools: bool, status: int,
+                                          says: str) -> None:
+    r = standalone(args, tmp_path, with_elftools)
+    assert (r.returncode, r.stdout) == (status, ""), r
+    assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith(says), r.stderr
+
+
+def test_standalone_help(tmp_path: Path) -> None:
+    r = standalone(["--help"], tmp_path)
+    assert (r.returncode, r.stderr) == (0, "") and r.stdout.startswith("usage: python3 inspect_binary.py PATH"), r

@@ -17,7 +17,7 @@ from typing import Any
 
 from . import harness
 from ._steps import key_of, mean, median, require
-from .vocabulary import ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, KERNEL_LAUNCH_APIS
+from .vocabulary import BOUNDS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, KERNEL_LAUNCH_APIS, SUSPECTS
 from .present import fmt
 from .workloads import CountRow, Record
 
@@ -366,17 +366,17 @@ def timed_suspects(results: dict[str, Any], half: float) -> list[dict[str, Any]]
     def per_round(key: str) -> dict[str, float] | None:
         return harness.ratio(samples, key, SEED_KEY).as_dict() if key in samples and SEED_KEY in samples else None
 
-    rows = [suspect_row("host code built -O0 (CMake with no build type, nvcc with no -O)", per_round("O0/seed"), base,
-                        half, "the O0 build of the same source, in the same rounds",
+    rows = [suspect_row(SUSPECTS["O0"], per_round("O0/seed"), base, half,
+                        "the O0 build of the same source, in the same rounds",
                         (results.get("variants") or {}).get("O0") or "the O0 variant was not timed"),
-            suspect_row("cudaStreamSynchronize after every call", per_round(SYNC_KEY), base, half,
+            suspect_row(SUSPECTS["sync"], per_round(SYNC_KEY), base, half,
                         "the same pattern with a sync after each call, in the same rounds (includes the kernel wait)")]
     tracing = results.get("tracing_cost") or {}
     on, timed = tracing.get("on_host"), (results.get("timings") or {}).get(SEED_KEY, {}).get("host")
     ratio = None
     if on and timed:  # two processes' medians, no rounds to pair: the quartiles bound the ratio
         ratio = {"median": on["median"] / timed["median"], "q1": on["q1"] / timed["q3"], "q3": on["q3"] / timed["q1"]}
-    rows.append(suspect_row("a profiler attached (CUPTI tracing, as Nsight Systems traces)", ratio, base, half,
+    rows.append(suspect_row(SUSPECTS["profiler"], ratio, base, half,
                             "the CUPTI child's host time with tracing on over this process's (a ratio of medians)"))
     return rows
 
@@ -424,14 +424,15 @@ def verdict(results: dict[str, Any]) -> dict[str, Any]:
     host, loop, kernel = seed["host_us"], seed["loop_us"], results.get("kernel_us")
     totals = ((results.get("counts") or {}).get(SEED_KEY) or {}).get("totals") or {}
     syncs = sum(totals.get(api, 0.0) for api in SYNCHRONIZING_APIS)
+    host_bound, gpu_bound, sync_bound, host_path_only, unknown = BOUNDS
     if results.get("kernel") == "nvfp4_hopper":
-        bound = "host path only (kernel not executed)"
+        bound = host_path_only
     elif kernel is None:
-        bound = "unknown (no kernel time; see errors)"
+        bound = unknown
     elif syncs > 0 and loop >= 0.8 * (host + kernel):
-        bound = "sync-bound"
+        bound = sync_bound
     else:
-        bound = "host-bound" if host >= kernel else "GPU-bound"
+        bound = host_bound if host >= kernel else gpu_bound
     half = noise_half_width(results)
     suspects = timed_suspects(results, half) + measured_suspects(results, half)
     suspects.sort(key=lambda r: -(r["effect_us"] if r.get("effect_us") is not None else -math.inf))

@@ -66,14 +66,42 @@ def value(reading: dict[str, Any], path: tuple[str, ...]) -> float | None:
     return float(node) if isinstance(node, (int, float)) and not isinstance(node, bool) else None
 
 
-def platform_lines(reading: dict[str, Any]) -> list[str]:
+NOT_RECORDED = "not recorded"
+
+
+def platform_rows(reading: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) of the lines that tell one platform from another: JetPack or DRIVE OS (the stamp's platform
+    block, stamp.platform_info; NOT_RECORDED where a reading lacks it), driver, CUDA, build type, then the GPU, the
+    host and what was measured."""
     s = reading.get("stamp") or {}
-    platform = s.get("platform") or {}
-    return [f"GPU {s.get('gpu', '?')} (compute capability {s.get('compute_capability', '?')}), driver "
-            f"{s.get('driver_version', '?')}, CUDA runtime {s.get('cuda_runtime', '?')}, nvcc {s.get('nvcc', '?')}",
-            f"CUTLASS {s.get('cutlass_version', '?')} ({s.get('patch_series', '?')}), build type "
-            f"{s.get('build_type', '?')}, kernel {reading.get('kernel', '?')}, shape {reading.get('shape', '?')}",
-            f"host {s.get('host_cpu', '?')}; platform: {platform.get('name', 'not recorded') if platform else 'not recorded'}"]
+    plat = s.get("platform") if isinstance(s.get("platform"), dict) else {}
+
+    def p(*keys: str) -> str:
+        return ", ".join(str(plat.get(k, "?")) for k in keys) if plat else NOT_RECORDED
+
+    return [
+        ("JetPack or DRIVE OS", f"{plat.get('platform', '?')} ({plat.get('platform_evidence', '?')})"
+         if plat else NOT_RECORDED),
+        ("L4T release; nvidia-l4t-core", p("l4t_release", "nvidia_l4t_core")),
+        ("DRIVE OS release; rootfs version; rootfs manifest", p("driveos_release", "driveos_rootfs_version",
+                                                                 "driveos_rootfs_manifest")),
+        ("driver: CUDA driver API; NVIDIA driver", f"{s.get('cuda_driver_api', '?')}; {s.get('driver_version', '?')}"),
+        ("driver: NVIDIA kernel module", p("kernel_driver")),
+        ("CUDA runtime; nvcc", f"{s.get('cuda_runtime', '?')}; {s.get('nvcc', '?')}"),
+        ("build type; archs", f"{s.get('build_type', '?')}; {', '.join(s.get('cuda_archs') or []) or '?'}"),
+        ("kernel; SoC", p("kernel", "soc")),
+        ("GPU", f"{s.get('gpu', '?')} (compute capability {s.get('compute_capability', '?')})"),
+        ("host", str(s.get("host_cpu", "?"))),
+        ("measured", f"CUTLASS {s.get('cutlass_version', '?')} ({s.get('patch_series', '?')}), kernel "
+                     f"{reading.get('kernel', '?')}, shape {reading.get('shape', '?')}"),
+    ]
+
+
+def platform_table(mine: dict[str, Any], ref: dict[str, Any]) -> list[str]:
+    lines = ["| the lines that tell the platforms apart | yours | reference |", "|---|---|---|"]
+    for (label, a), (_, b) in zip(platform_rows(mine), platform_rows(ref)):
+        lines.append(f"| {label} | {a.replace('|', '/')} | {b.replace('|', '/')} |")
+    return lines
 
 
 def table(mine: dict[str, Any], ref: dict[str, Any]) -> list[str]:
@@ -106,8 +134,11 @@ def main(args: list[str], prog: str) -> int:
         return 2
     print(f"Yours: {paths[0]}  |  reference: {ref_path}")
     print("\n".join(table(mine, ref)))
-    print("\nYours:      " + "\n            ".join(platform_lines(mine)))
-    print("Reference:  " + "\n            ".join(platform_lines(ref)))
-    print("\nAlso say: JetPack (L4T release) or DRIVE OS, `nvcc --version`, the compile line of the code that calls "
-          "CUTLASS (or CMAKE_BUILD_TYPE), and how the 91 and 625 µs were measured.")
+    print()
+    print("\n".join(platform_table(mine, ref)))
+    recorded = isinstance((mine.get("stamp") or {}).get("platform"), dict)
+    unrecorded = "" if recorded else \
+        "JetPack (`cat /etc/nv_tegra_release`) or DRIVE OS (its release), which your reading does not record, "
+    print(f"\nAlso say: {unrecorded}`nvcc --version`, the compile line of the code that calls CUTLASS (or "
+          "CMAKE_BUILD_TYPE), and how the 91 and 625 µs were measured.")
     return 0

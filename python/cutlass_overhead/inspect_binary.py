@@ -7,20 +7,38 @@ The doctor's `-O0` suspect, read from the user's own binary or shared object rat
 2. else the out-of-line CuTe/CUTLASS host functions in its symbol table: at -O0 the header templates stay
    out of line by the hundred, optimised they are inlined;
 3. else it cannot tell (stripped) and asks for the compile line.
+
+It imports nothing from the package, so it also runs from a plain clone, with no build and no GPU; it needs
+pyelftools (`pip install pyelftools`): `python3 python/cutlass_overhead/inspect_binary.py ./your_binary`.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+
+if __name__ == "__main__" and sys.path and os.path.realpath(sys.path[0]) == os.path.dirname(os.path.realpath(__file__)):
+    sys.path.pop(0)  # run as a script: the package's own modules (trace.py...) must not shadow the standard library
+
 import enum
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from elftools.common.exceptions import DWARFError, ELFError
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
+# The exit status for a file that cannot be inspected, or --inspect without one PATH: the doctor's for bad arguments.
+BAD_INPUT = 64
+USAGE = "usage: python3 inspect_binary.py PATH (an ELF binary or shared object; needs pyelftools, no GPU, no build)"
+
+try:
+    from elftools.common.exceptions import DWARFError, ELFError
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+except ImportError:
+    if __name__ != "__main__":
+        raise
+    print("inspect_binary.py: needs pyelftools: pip install pyelftools", file=sys.stderr)
+    sys.exit(BAD_INPUT)
 
 
 class Verdict(enum.IntEnum):
@@ -42,8 +60,6 @@ _NAMESPACE = re.compile(r"_ZN[VKRO]*(?:4(cute)|7(cutlass))")
 UNOPTIMISED_FROM = 64
 # The last -O switch of a producer line wins; "-O" alone is -O1.
 _O_SWITCH = re.compile(r"(?:^|\s)-O(\w*)(?=\s|$)")
-# The exit status for a file that cannot be inspected, or --inspect without one PATH: the doctor's for bad arguments.
-BAD_INPUT = 64
 
 
 class InspectError(ValueError):
@@ -164,3 +180,18 @@ def main(path: str, prog: str) -> int:
     print(f"{prog}: {path}: {finding.summary}")
     print(f"evidence: {finding.evidence}")
     return int(finding.verdict)
+
+
+def script(argv: list[str]) -> int:
+    """`python3 inspect_binary.py PATH`, from a clone without the package: the same two lines and exit status."""
+    if argv in (["-h"], ["--help"]):
+        print(USAGE)
+        return 0
+    if len(argv) != 1 or not argv[0] or argv[0].startswith("-"):
+        print(f"inspect_binary.py: takes one PATH; {USAGE}", file=sys.stderr)
+        return BAD_INPUT
+    return main(argv[0], "inspect_binary.py")
+
+
+if __name__ == "__main__":
+    sys.exit(script(sys.argv[1:]))

@@ -84,6 +84,87 @@ def host_cpu() -> str:
         or platform.machine()
 
 
+# ---- JetPack or DRIVE OS: which NVIDIA software a Tegra (Thor) machine runs, from files alone ----------------
+#
+# JetPack (L4T): /etc/nv_tegra_release ("# R38 (release), REVISION: 2.0, GCID: ...") and the Debian package
+# nvidia-l4t-core, whose version carries the L4T release (38.2.0-...).
+# DRIVE OS Linux (a guest VM under NVIDIA's hypervisor) has neither. Three on-target files identify it:
+# * /etc/nvidia/rootfilesystem-manifest/ (driveos-*-rfs.manifest, *.MANIFEST.json: the root file system's
+#   package listing), documented in NVIDIA's "DRIVE OS Linux SDK Developer Guide" 5.2.6, page "Linux Filesystems"
+#   (docs.nvidia.com/drive/drive-os-5.2.6.0L/drive-os/DRIVE_OS_Linux_SDK_NGC_Development_Guide/Interfaces/
+#   sys_components_file_system.html); the 6.0 and 7.0 guides list the manifests only beside the host's images;
+# * /etc/nvidia/version-ubuntu-rootfs.txt, the DRIVE OS release of the root file system ("7.0.5.0-43328940" in
+#   a public DRIVE AGX Thor runbook, which has you `cat` it to confirm the release) and /etc/driveos-release
+#   (VERSION_ID=...): the two files an NVIDIA-copyrighted TensorRT Edge-LLM platform probe reads to detect
+#   DRIVE OS (seen in public source; no DRIVE OS guide we found names either).
+# Nothing here is inferred: a file that is absent reads "not present", one that cannot be read "unknown", and
+# the platform is "unknown" when the markers disagree or a Tegra SoC carries neither.
+
+NOT_PRESENT = "not present"
+UNKNOWN = "unknown"
+
+
+def _read_marker(root: Path, rel: str) -> str:
+    """The stripped text of root/rel; NOT_PRESENT when absent, UNKNOWN when it cannot be read."""
+    path = root / rel
+    if not path.exists():
+        return NOT_PRESENT
+    try:
+        if path.is_dir():
+            return ", ".join(sorted(p.name for p in path.iterdir())) or "(empty)"
+        return " ".join(path.read_bytes().decode(errors="replace").replace("\0", " ").split()) or "(empty)"
+    except OSError:
+        return UNKNOWN
+
+
+def _dpkg_version(root: Path, package: str) -> str:
+    """The installed version of a Debian package from root/var/lib/dpkg/status, NOT_PRESENT when not installed."""
+    status = root / "var/lib/dpkg/status"
+    if not status.exists():
+        return NOT_PRESENT
+    try:
+        text = status.read_text(errors="replace")
+    except OSError:
+        return UNKNOWN
+    for stanza in text.split("\n\n"):
+        fields = _fields(stanza)
+        if fields.get("Package") == package and fields.get("Status", "").endswith(" installed"):
+            return fields.get("Version", UNKNOWN)
+    return NOT_PRESENT
+
+
+def platform_info(root: Path | str = "/") -> dict[str, str]:
+    """JetPack or DRIVE OS (or neither, or unknown), with the files that say so, read under `root` (a file tree
+    for tests); pure Python, no GPU, no subprocess. Every value is a string."""
+    root = Path(root)
+    info = {
+        "l4t_release": _read_marker(root, "etc/nv_tegra_release"),
+        "nvidia_l4t_core": _dpkg_version(root, "nvidia-l4t-core"),
+        "driveos_release": _read_marker(root, "etc/driveos-release"),
+        "driveos_rootfs_version": _read_marker(root, "etc/nvidia/version-ubuntu-rootfs.txt"),
+        "driveos_rootfs_manifest": _read_marker(root, "etc/nvidia/rootfilesystem-manifest"),
+        "soc": _read_marker(root, "proc/device-tree/compatible"),
+        "kernel": _read_marker(root, "proc/sys/kernel/osrelease"),
+        "kernel_driver": _read_marker(root, "proc/driver/nvidia/version"),
+    }
+    jetpack = [k for k in ("l4t_release", "nvidia_l4t_core") if info[k] != NOT_PRESENT]
+    drive = [k for k in ("driveos_release", "driveos_rootfs_version", "driveos_rootfs_manifest")
+             if info[k] != NOT_PRESENT]
+    if any(info[k] == UNKNOWN for k in (*jetpack, *drive)):
+        name, why = UNKNOWN, "a marker file exists but cannot be read"
+    elif jetpack and drive:
+        name, why = UNKNOWN, "both JetPack (L4T) and DRIVE OS markers: " + ", ".join((*jetpack, *drive))
+    elif jetpack:
+        name, why = "JetPack", "L4T: " + ", ".join(jetpack)
+    elif drive:
+        name, why = "DRIVE OS", "DRIVE OS: " + ", ".join(drive)
+    elif "tegra" in info["soc"].lower():
+        name, why = UNKNOWN, "a Tegra SoC without L4T or DRIVE OS markers"
+    else:
+        name, why = "neither", "no L4T or DRIVE OS marker (not a Jetson or DRIVE machine)"
+    return {"platform": name, "platform_evidence": why, **info}
+
+
 def _cuda_version(encoded: int) -> str:
     return f"{encoded // 1000}.{encoded % 1000 // 10}"
 
@@ -129,5 +210,5 @@ def stamp(gpu: dict[str, Any], torch_version: str | None, quick: bool, argv: Seq
         "cuda_archs": info["cuda_archs"], "git_commit": commit, "git_dirty": dirty, "host_cpu": host_cpu(),
         "python": platform.python_version(), "torch": torch_version,
         "timestamp_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "quick": quick,
-        "command": _command(argv),
+        "command": _command(argv), "platform": platform_info(),
     }

@@ -25,9 +25,11 @@ from typing import Any
 
 from . import harness
 from ._steps import attempt
+from .vocabulary import SUSPECTS
 from .workloads import ChildRunner, Context, Shape, Workload
 
-# The allocation beside each call: 1 MiB, a workspace-sized buffer (the seed's own workspace is often empty).
+# The allocation beside each call: 1 MiB, a workspace-sized buffer (the seed's own workspace is often empty;
+# the reading records the size).
 ALLOC_BYTES = 1 << 20
 # A load lasts about this long, longer than one loaded sample (plan.calls calls), and moves this much per copy.
 LOAD_MS = 50.0
@@ -61,8 +63,8 @@ def measure_allocation(ctx: Context) -> dict[str, Any]:
     loop_us(w, "original", p.warmup, True)
     samples = harness.interleaved({BASELINE: lambda: loop_us(w, "original", p.calls, False),
                                    WITH: lambda: loop_us(w, "original", p.calls, True)}, p.rounds, seed=1)
-    return paired(samples, f"a real cudaMalloc + cudaFree of {ALLOC_BYTES} bytes beside every call",
-                  "loop us per iteration (Python loop, stream drained at both ends)", bytes=ALLOC_BYTES)
+    return paired(samples, SUSPECTS["allocation"], "loop us per iteration (Python loop, stream drained at both ends)",
+                  bytes=ALLOC_BYTES)
 
 
 def measure_under_load(ctx: Context, copies: bool) -> dict[str, Any]:
@@ -82,12 +84,11 @@ def measure_under_load(ctx: Context, copies: bool) -> dict[str, Any]:
         return us
 
     samples = harness.interleaved({BASELINE: seed_us, WITH: loaded}, p.rounds, seed=2 if copies else 3)
-    what = (f"pinned host-to-device copies ({LOAD_BYTES >> 20} MiB each) in flight on another stream" if copies
-            else "a spinning kernel in flight on another stream")
     extra: dict[str, Any] = {"load_ms": LOAD_MS, "rounds_where_the_load_ended_first": sum(ended_early)}
     if copies:
-        extra["one_copy_ms"] = harness.spread(copy_ms).median
-    return paired(samples, what, "host us per call (the issue's pattern)", **extra)
+        extra.update(one_copy_ms=harness.spread(copy_ms).median, copy_bytes=LOAD_BYTES)
+    return paired(samples, SUSPECTS["copy_load" if copies else "kernel_load"], "host us per call (the issue's pattern)",
+                  **extra)
 
 
 def measure(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
@@ -125,8 +126,7 @@ def first_call_child(request: dict[str, Any]) -> dict[str, Any]:
         w.run("original")
         times.append((time.perf_counter_ns() - t0) / 1e3)
         w.sync()
-    return {"suspect": "the first call of a process (lazy loading, one-time lookups), once per process",
-            "context_creation_us": context_us, "first_us": times[0], "second_us": times[1]}
+    return {"suspect": SUSPECTS["first_call"], "context_creation_us": context_us, "first_us": times[0], "second_us": times[1]}
 
 
 def subprocess_first_call() -> ChildRunner:

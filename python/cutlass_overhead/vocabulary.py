@@ -107,6 +107,22 @@ def calls_by_group(per_api: dict[str, float], domains: dict[str, str] | None = N
     return out
 
 
+# ---- The verdict's names (each explained in VERDICTS.md, beside this file) ----------------------------------
+
+# What bounds the pattern at the measured shape (analysis.verdict).
+BOUNDS = ("host-bound", "GPU-bound", "sync-bound", "host path only (kernel not executed)",
+          "unknown (no kernel time; see errors)")
+# The suspects the doctor weighs, by key (analysis.verdict, suspects.py).
+SUSPECTS = {
+    "O0": "host code built -O0 (CMake with no build type, nvcc with no -O)",
+    "sync": "cudaStreamSynchronize after every call",
+    "profiler": "a profiler attached (CUPTI tracing, as Nsight Systems traces)",
+    "allocation": "a real cudaMalloc + cudaFree of a workspace-sized buffer beside every call",
+    "copy_load": "pinned host-to-device copies in flight on another stream",
+    "kernel_load": "a spinning kernel in flight on another stream",
+    "first_call": "the first call of a process (lazy loading, one-time lookups), once per process",
+}
+
 # ---- The patch series -------------------------------------------------------------------------------------
 
 
