@@ -64,4 +64,6 @@ def test_the_nvfp4_calls_name_every_argument() -> None:
 
 def test_the_trace_and_device_calls_name_every_argument() -> None:
     assert "no unit-cost probe" in refused_by_the_module(lambda: CuptiBackend().unit_cost_ns("no such probe", 1))
+    assert "bytes must be > 0" in refused_by_the_module(lambda: CuptiBackend().load(True, 0, 1.0))
+    assert "ms must be > 0" in refused_by_the_module(lambda: CuptiBackend().load(False, 0, 0.0))
     assert "rows" in refused_by_the_module(lambda: co.nvfp4_scale_bytes(0, 64))
