@@ -3,7 +3,9 @@ commit, host), so a number can be traced to what measured it."""
 
 from __future__ import annotations
 
+import argparse
 import ctypes
+import hashlib
 import os
 import platform
 import shlex
@@ -13,8 +15,6 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-
-from . import build_info
 
 
 def _command(argv: Sequence[str] | None) -> str:
@@ -199,6 +199,8 @@ def cuda_runtimes() -> str | None:
 
 def stamp(gpu: dict[str, Any], torch_version: str | None, quick: bool, argv: Sequence[str] | None) -> dict[str, Any]:
     """Where and from what a run was measured: GPU, driver, CUDA, CUTLASS, patch series, commit, host."""
+    from . import build_info  # the compiled package's facts; the CLI below runs without them
+
     info = build_info()
     commit, dirty = git_state()
     return {
@@ -212,3 +214,68 @@ def stamp(gpu: dict[str, Any], torch_version: str | None, quick: bool, argv: Seq
         "timestamp_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "quick": quick,
         "command": _command(argv), "platform": platform_info(),
     }
+
+
+# ---- The scripts' stamp: `python -m cutlass_overhead.stamp ...` (or, before anything is built, from a checkout:
+# `python python/cutlass_overhead/stamp.py ...`); "key: value" lines for a results directory or a log.
+
+def diff_sha256_prefix(patch: Path) -> str:
+    """sha256 (12 hex) of a patch from its first "\\ndiff --git " on: the hash CMakeLists.txt gives build_info()'s
+    patch_sha256_prefixes and docs/hooks/staleness.py compares (a reworded commit message does not change it)."""
+    text = Path(patch).read_bytes()
+    at = text.find(b"\ndiff --git ")
+    return hashlib.sha256(text[at:] if at >= 0 else text).hexdigest()[:12]
+
+
+def series_patches(series: Path) -> list[str]:
+    """The patches a series file names, relative to its folder, in order (blank and "#" lines skipped)."""
+    lines = (line.strip() for line in Path(series).read_text().splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def stamp_lines(series: Sequence[Path] = (), cutlass: str | None = None, notes: Sequence[str] = ()) -> list[str]:
+    """date, commit, host and CPU, GPU and driver, nvcc, Python, CUTLASS, and each series with the diff hash of each
+    of its patches. A series or patch that does not exist raises (a stamp never says "missing")."""
+    commit, dirty = git_state()
+    gpus = _run_text(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
+    gpus = "; ".join(line.strip() for line in (gpus or "").splitlines() if line.strip())
+    nvcc = next((line.strip() for line in (_run_text(["nvcc", "--version"]) or "").splitlines() if "release" in line),
+                "not found")
+    lines = [f"date: {datetime.now(timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')}",
+             f"commit: {commit or 'unknown'}{' (dirty)' if dirty else ''}",
+             f"host: {platform.node()}; cpu: {host_cpu()}, {os.cpu_count()} cores",
+             f"gpu, driver: {gpus or 'none (nvidia-smi lists no GPU)'}", f"nvcc: {nvcc}",
+             f"python: {platform.python_version()}"]
+    if cutlass:
+        lines.append(f"cutlass: {cutlass}")
+    for path in map(Path, series):
+        names = series_patches(path)
+        lines.append(f"series: {path.parent.name}/{path.name} ({len(names)} patches; sha256 of each diff, 12 hex)")
+        lines += [f"  {name}: {diff_sha256_prefix(path.parent / name)}" for name in names]
+    return lines + list(notes)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m cutlass_overhead.stamp",
+                                 description="The provenance stamp of a script's results: one 'key: value' a line.")
+    ap.add_argument("--series", type=Path, action="append", default=[],
+                    help="a series file (patch/series-v4.2.0, ...): each patch's diff hash; repeatable")
+    ap.add_argument("--cutlass", help="the CUTLASS the results were built against (a label)")
+    ap.add_argument("--note", action="append", default=[], help="a line to add as it is; repeatable")
+    ap.add_argument("--repo", type=Path, help="the checkout whose commit to stamp (default: the current directory)")
+    ap.add_argument("--prefix", default="", help="put before every line (e.g. '# ')")
+    args = ap.parse_args(argv)
+    series = [s.resolve() for s in args.series]
+    if args.repo:
+        os.chdir(args.repo)
+    try:
+        lines = stamp_lines(series, args.cutlass, args.note)
+    except OSError as error:
+        print(f"stamp: {error}", file=sys.stderr)
+        return 1
+    print("\n".join(args.prefix + line for line in lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
