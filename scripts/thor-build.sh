@@ -3,6 +3,9 @@
 # code (original, patched and the -O0 host build), no GPU needed. Proves that it compiles and links for
 # Thor and that each binary holds an sm_110a image; it measures nothing. Thor was sm_101a in CUDA 12.8/12.9
 # (CMakeLists.txt picks 101a there); that build needs a CUDA 12.8 toolkit, which this script does not have.
+# It builds through pip with the `thor` profile (pyproject.toml) into a persistent build directory and installs
+# nothing; the build tools must be in the environment (the README's Development line: nanobind,
+# scikit-build-core, cmake, ninja, nvidia-cutlass), as nothing is built in an isolated environment.
 # Usage: scripts/thor-build.sh LOG [BUILD_DIR]
 set -uo pipefail
 log=${1:?usage: scripts/thor-build.sh LOG [BUILD_DIR]}
@@ -11,25 +14,26 @@ dir=${2:-$root/build/thor}
 PY=${PYTHON:-python3}
 targets="co_doctor_nvfp4_original co_doctor_nvfp4_patched co_doctor_nvfp4_O0"
 cuobjdump=$(command -v cuobjdump || $PY -c 'import nvidia, pathlib; print(next(pathlib.Path(list(nvidia.__path__)[0]).glob("cu*/bin/cuobjdump")))' 2>/dev/null)
+wheels=$(mktemp -d)
+trap 'rm -rf "$wheels"' EXIT
 
-mkdir -p "$(dirname "$log")"
+mkdir -p "$(dirname "$log")" "$dir"
 {
-  echo "# scripts/thor-build.sh on $(hostname): $(date -u +%FT%TZ)"
-  echo "commit: ${CO_GIT_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
-  echo "nvcc: $(nvcc --version | grep release)"
-  echo "cpu: $(nproc) cores; no GPU is needed (nothing runs on one)"
-  echo "+ cmake -DCO_CUDA_ARCHS=110a -DCO_BUILD_EXPERIMENTS=ON (nvidia-cutlass wheel)"
-  cmake -S "$root" -B "$dir" -G Ninja -DSKBUILD_PROJECT_NAME=cutlass_overhead -DCMAKE_BUILD_TYPE=Release \
-    -DPython_EXECUTABLE="$(command -v "$PY")" -Dnanobind_DIR="$($PY -m nanobind --cmake_dir)" \
-    -DCO_CUDA_ARCHS=110a -DCO_BUILD_EXPERIMENTS=ON 2>&1 | grep -E "cutlass-overhead|CUTLASS|Error|error" || exit 1
-  echo "+ cmake --build --target $targets"
+  echo "# scripts/thor-build.sh"
+  $PY "$root/python/cutlass_overhead/stamp.py" --repo "$root" --series "$root/patch/series-v4.2.0" \
+    --cutlass "4.2.0 (nvidia-cutlass wheel)" --note "no GPU is needed (nothing runs on one)" || exit 1
+  echo "+ CO_PROFILE=thor pip wheel --no-build-isolation --no-deps . -Cbuild-dir=${dir#"$root"/}"
   start=$(date +%s)
   # GNU time's peak RSS is that of the largest single process of the build (one compiler), what -j multiplies.
-  /usr/bin/time -f "peak memory of one build process: %M KB" -o "$dir.time" \
-    cmake --build "$dir" --target $targets 2>&1 | grep -E "^\[[0-9]+/[0-9]+\] Linking|error|FAILED" || true
+  # The configure lines, then ninja's link steps; the repository's own path is left out of the log.
+  CO_PROFILE=thor /usr/bin/time -f "peak memory of one build process: %M KB" -o "$dir.time" \
+    "$PY" -m pip wheel -v --no-build-isolation --no-deps --wheel-dir "$wheels" "$root" -Cbuild-dir="$dir" 2>&1 |
+    sed -e 's/^ *//' -e "s#$root/##g" | grep -E "^-- cutlass-overhead|^\[[0-9]+/[0-9]+\] Linking|error|FAILED"
+  built=${PIPESTATUS[0]}
   echo "build: $(( $(date +%s) - start )) s on $(nproc) cores; $(cat "$dir.time" 2>/dev/null)"
   echo "disk: build directory $(du -sh "$dir" | cut -f1); configs: M <= 128 only (CO_NVFP4_ALL_CONFIGS=OFF)"
   rc=0
+  [ "$built" = 0 ] || { echo "the build failed (pip: exit $built)"; rc=1; }
   for t in $targets; do
     if [ ! -x "$dir/$t" ]; then
       echo "MISSING $t"; rc=1; continue
