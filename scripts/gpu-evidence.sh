@@ -4,7 +4,8 @@
 # machine: it rebuilds nothing that is up to date). Usage:
 #   scripts/gpu-evidence.sh OUT_DIR STAGE...
 # Stages (in this order when several are given):
-#   build    the package against the nvidia-cutlass 4.2.0 wheel with every option (the per-commit ablation,
+#   build    (pip, with the build profiles of pyproject.toml: evidence, host-path-on-hopper, ablation)
+#            the package against the nvidia-cutlass 4.2.0 wheel with every option (the per-commit ablation,
 #            the NVFP4 host path on Hopper with all configs, the experiment variants; 90a and 100a, so the
 #            Blackwell modules exist and their non-Blackwell guard is tested), and in parallel against the
 #            CUTLASS v4.3.5 tree in $CUTLASS_435_DIR (the issue's version) into a directory of its own, and with
@@ -30,7 +31,7 @@ out=${1:?usage: scripts/gpu-evidence.sh OUT_DIR STAGE...}
 shift
 [ $# -gt 0 ] || set -- build test report nvfp4
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 export PYTHONUNBUFFERED=1
 export CO_GIT_COMMIT=${CO_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
@@ -39,42 +40,32 @@ site435=${SITE_435:-$root/build/site-435}  # the v4.3.5 package, first on PYTHON
 sitemain=${SITE_MAIN:-$root/build/site-main}  # the CUTLASS main package (CUTLASS_MAIN_DIR), likewise
 status=0
 
-stamp() {  # stamp DIR CUTLASS_LABEL SERIES_FILE
+stamp() {  # stamp DIR CUTLASS_LABEL SERIES_FILE: the package's stamp writer (commit: CO_GIT_COMMIT)
   mkdir -p "$1"
-  {
-    echo "date: $(date -u +%FT%TZ)"
-    echo "commit: $CO_GIT_COMMIT"
-    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | paste -sd';' | sed 's/^/gpu, driver: /'
-    nvcc --version | grep release | sed 's/^/nvcc: /'
-    echo "cutlass: $2"
-    echo "series: patch/$3 ($(cd patch && cat $(grep -v '^\s*\(#\|$\)' "$3") | sha256sum | cut -c1-12))"
-    echo "python: $($PY --version 2>&1)"
-  } > "$1/stamp.txt"
+  $PY python/cutlass_overhead/stamp.py --cutlass "$2" --series "patch/$3" > "$1/stamp.txt"
 }
 
 stage_build() {
   local log=$out/h200/build.log log435=$out/h200-cutlass-v4.3.5/build.log
   mkdir -p "$out/h200" "$out/h200-cutlass-v4.3.5"
   if [ -n "${CUTLASS_435_DIR:-}" ]; then
-    ( export CUTLASS_DIR=$CUTLASS_435_DIR CO_CUDA_ARCHS=90a CO_BUILD_EXPERIMENTS=OFF CO_NVFP4_ALL_CONFIGS=ON \
-        CO_NVFP4_HOST_PATH_ON_HOPPER=ON CO_BUILD_ABLATION=OFF CO_BUILD_DOCTOR_BINARIES=ON
+    # The host-path-on-hopper profile without the experiment variants (the v4.3.5 report runs none).
+    ( export CUTLASS_DIR=$CUTLASS_435_DIR CO_PROFILE=host-path-on-hopper
       time $PY -m pip install --no-build-isolation --no-deps --no-index -v --upgrade --target "$site435" . \
-        -Cbuild-dir=build/v435
+        -Cbuild-dir=build/v435 -Ccmake.define.CO_BUILD_EXPERIMENTS=OFF
     ) > "$log435" 2>&1 &
     pid_435=$!
   fi
   if [ -n "${CUTLASS_MAIN_DIR:-}" ]; then
     # The PR target: the Hopper twin against CUTLASS main and each PR's prefix of patch/series (the ablation).
     mkdir -p "$out/h200-cutlass-main"
-    ( export CUTLASS_DIR=$CUTLASS_MAIN_DIR CO_CUDA_ARCHS=90a CO_BUILD_EXPERIMENTS=OFF CO_NVFP4_HOST_PATH_ON_HOPPER=OFF \
-        CO_BUILD_ABLATION=ON
+    ( export CUTLASS_DIR=$CUTLASS_MAIN_DIR CO_PROFILE=ablation
       time $PY -m pip install --no-build-isolation --no-deps --no-index -v --upgrade --target "$sitemain" . \
         -Cbuild-dir=build/main
     ) > "$out/h200-cutlass-main/build.log" 2>&1 &
     pid_main=$!
   fi
-  ( export CO_CUDA_ARCHS="90a;100a" CO_BUILD_EXPERIMENTS=ON CO_NVFP4_ALL_CONFIGS=ON \
-      CO_NVFP4_HOST_PATH_ON_HOPPER=ON CO_BUILD_ABLATION=ON CO_BUILD_DOCTOR_BINARIES=ON
+  ( export CO_PROFILE=evidence
     time $PY -m pip install --no-build-isolation --no-deps --no-index -v . -Cbuild-dir=build/gpu
   ) > "$log" 2>&1 || { echo "build failed; see $log"; tail -40 "$log"; status=1; }
   tail -3 "$log"
