@@ -60,13 +60,13 @@ BREAKS_LIST=(
 )
 
 say() { echo "$*" | tee -a "$log"; }
-stamp() {
-  say "# cutlass-suites.sh ($phase) on $(hostname): $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  say "# GPU, driver: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | paste -sd';' || true)"
-  say "# CUDA: $(nvcc --version | tail -1); $(cmake --version | head -1)"
-  say "# CUTLASS: $label at $(git ls-remote "$src" "${BASE:-HEAD}" 2>/dev/null | cut -c1-12 | head -1) (${BASE:-HEAD} of $src)"
-  say "# series: patch/$SERIES ($(cd "$repo/patch" && cat $(grep -v '^\s*\(#\|$\)' "$SERIES") | sha256sum | cut -c1-12));" \
-      "repository: ${REPO_COMMIT:-$(git -C "$repo" rev-parse --short=12 HEAD)}"
+stamp() {  # the package's stamp writer (REPO_COMMIT, else CO_GIT_COMMIT, else this checkout's commit)
+  say "# cutlass-suites.sh ($phase)"
+  CO_GIT_COMMIT=${REPO_COMMIT:-${CO_GIT_COMMIT:-}} "${PYTHON:-python3}" "$repo/python/cutlass_overhead/stamp.py" \
+    --prefix "# " --repo "$repo" --series "$repo/patch/$SERIES" \
+    --cutlass "$label at $(git ls-remote "$src" "${BASE:-HEAD}" 2>/dev/null | cut -c1-12 | head -1) (${BASE:-HEAD} of $src)" \
+    --note "cmake: $(cmake --version | head -1)" 2>&1 | tee -a "$log"
+  return "${PIPESTATUS[0]}"
 }
 
 tree() {  # tree DIR: a clone of BASE with the series applied as commits
@@ -137,7 +137,7 @@ PY
 status=0
 pids=()
 : > "$log"
-stamp
+stamp || { say "## result: FAIL (stamp)"; exit 1; }
 all_targets="$SERIES_TARGETS $SUITES"
 
 if [ "$phase" = build ] || [ "$phase" = all ]; then
