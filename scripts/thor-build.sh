@@ -28,11 +28,12 @@ mkdir -p "$(dirname "$log")" "$dir"
   # The configure lines, then ninja's link steps; the repository's own path is left out of the log.
   CO_PROFILE=thor /usr/bin/time -f "peak memory of one build process: %M KB" -o "$dir.time" \
     "$PY" -m pip wheel -v --no-build-isolation --no-deps --wheel-dir "$wheels" "$root" -Cbuild-dir="$dir" 2>&1 |
-    sed -e 's/^ *//' -e "s#$root/##g" | grep -E "^-- cutlass-overhead|^\[[0-9]+/[0-9]+\] Linking|error|FAILED"
+    sed -e 's/^ *//' -e "s#$root/##g" | grep -E "^-- cutlass-overhead|^\[[0-9]+/[0-9]+\] Linking|error:|FAILED"
   built=${PIPESTATUS[0]}
   echo "build: $(( $(date +%s) - start )) s on $(nproc) cores; $(cat "$dir.time" 2>/dev/null)"
   echo "disk: build directory $(du -sh "$dir" | cut -f1); configs: M <= 128 only (CO_NVFP4_ALL_CONFIGS=OFF)"
   rc=0
+  [ -x "$cuobjdump" ] || { echo "no cuobjdump (CUDA toolkit or the nvidia-cuda-cuobjdump wheel)"; rc=1; }
   [ "$built" = 0 ] || { echo "the build failed (pip: exit $built)"; rc=1; }
   for t in $targets; do
     if [ ! -x "$dir/$t" ]; then
