@@ -216,6 +216,12 @@ def test_the_stamp_hash_is_the_one_the_build_records() -> None:
     series = REPO / "patch" / info["patch_series"]
     assert stamp.series_patches(series) == info["patches"]
     assert [stamp.diff_sha256_prefix(REPO / "patch" / p) for p in info["patches"]] == info["patch_sha256_prefixes"]
+    # The installed package's CLI (python -m cutlass_overhead.stamp) writes the same lines for that series.
+    done = subprocess.run([sys.executable, "-m", "cutlass_overhead.stamp", "--series", str(series)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert [f"  {p}: {h}" for p, h in zip(info["patches"], info["patch_sha256_prefixes"])] == \
+        [line for line in done.stdout.splitlines() if line.startswith("  ")]
 
 
 def test_the_scripts_stamp_through_the_stamp_cli_and_hash_no_series_themselves() -> None:
