@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import hashlib
 import os
 import platform
 import shlex
@@ -217,20 +216,12 @@ def stamp(gpu: dict[str, Any], torch_version: str | None, quick: bool, argv: Seq
 
 
 # ---- The scripts' stamp: `python -m cutlass_overhead.stamp ...` (or, before anything is built, from a checkout:
-# `python python/cutlass_overhead/stamp.py ...`); "key: value" lines for a results directory or a log.
-
-def diff_sha256_prefix(patch: Path) -> str:
-    """sha256 (12 hex) of a patch from its first "\\ndiff --git " on: the hash CMakeLists.txt gives build_info()'s
-    patch_sha256_prefixes and docs/hooks/staleness.py compares (a reworded commit message does not change it)."""
-    text = Path(patch).read_bytes()
-    at = text.find(b"\ndiff --git ")
-    return hashlib.sha256(text[at:] if at >= 0 else text).hexdigest()[:12]
-
-
-def series_patches(series: Path) -> list[str]:
-    """The patches a series file names, relative to its folder, in order (blank and "#" lines skipped)."""
-    lines = (line.strip() for line in Path(series).read_text().splitlines())
-    return [line for line in lines if line and not line.startswith("#")]
+# `python python/cutlass_overhead/stamp.py ...`); "key: value" lines for a results directory or a log. The series
+# and each patch's diff hash are the vocabulary's (the hash CMakeLists.txt gives build_info()).
+try:
+    from .vocabulary import diff_sha256_prefix, series_entries
+except ImportError:  # run as a file: its folder is first on sys.path, and vocabulary.py is pure Python
+    from vocabulary import diff_sha256_prefix, series_entries  # type: ignore[no-redef]
 
 
 def stamp_lines(series: Sequence[Path] = (), cutlass: str | None = None, notes: Sequence[str] = ()) -> list[str]:
@@ -249,7 +240,9 @@ def stamp_lines(series: Sequence[Path] = (), cutlass: str | None = None, notes: 
     if cutlass:
         lines.append(f"cutlass: {cutlass}")
     for path in map(Path, series):
-        names = series_patches(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no series file {path}")
+        names = series_entries(path)
         lines.append(f"series: {path.parent.name}/{path.name} ({len(names)} patches; sha256 of each diff, 12 hex)")
         lines += [f"  {name}: {diff_sha256_prefix(path.parent / name)}" for name in names]
     return lines + list(notes)
