@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The doctor a Thor user runs, built the way they would build it: CUDA 13, sm_110a only, the issue's NVFP4
-# code (original, patched and the -O0 host build), no GPU needed. Proves that it compiles and links for
-# Thor and that each binary holds an sm_110a image; it measures nothing. Thor was sm_101a in CUDA 12.8/12.9
+# What a Thor user installs, built the way they would build it: CUDA 13, sm_110a only, the issue's NVFP4
+# code (original, patched and the -O0 host build) as the package's modules, no GPU needed. Proves that it
+# compiles and links for Thor, that each NVFP4 module holds an sm_110a image, and that the installed
+# cutlass-overhead-doctor says in one line that there is no GPU; it measures nothing. Thor was sm_101a in CUDA 12.8/12.9
 # (CMakeLists.txt picks 101a there); that build needs a CUDA 12.8 toolkit, which this script does not have.
 # It builds through pip with the `thor` profile (pyproject.toml) into a persistent build directory and installs
 # nothing; the build tools must be in the environment (the README's Development line: nanobind,
@@ -12,10 +13,11 @@ log=${1:?usage: scripts/thor-build.sh LOG [BUILD_DIR]}
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${2:-$root/build/thor}
 PY=${PYTHON:-python3}
-targets="co_doctor_nvfp4_original co_doctor_nvfp4_patched co_doctor_nvfp4_O0"
+modules="_nvfp4_original _nvfp4_patched _nvfp4_O0"
+site=$(mktemp -d)
 cuobjdump=$(command -v cuobjdump || $PY -c 'import nvidia, pathlib; print(next(pathlib.Path(list(nvidia.__path__)[0]).glob("cu*/bin/cuobjdump")))' 2>/dev/null)
 wheels=$(mktemp -d)
-trap 'rm -rf "$wheels"' EXIT
+trap 'rm -rf "$wheels" "$site"' EXIT
 
 mkdir -p "$(dirname "$log")" "$dir"
 {
@@ -35,19 +37,21 @@ mkdir -p "$(dirname "$log")" "$dir"
   rc=0
   [ -x "$cuobjdump" ] || { echo "no cuobjdump (CUDA toolkit or the nvidia-cuda-cuobjdump wheel)"; rc=1; }
   [ "$built" = 0 ] || { echo "the build failed (pip: exit $built)"; rc=1; }
-  for t in $targets; do
-    if [ ! -x "$dir/$t" ]; then
-      echo "MISSING $t"; rc=1; continue
+  "$PY" -m pip install -q --no-deps --target "$site" "$wheels"/*.whl || { echo "the wheel did not install"; rc=1; }
+  for m in $modules; do
+    so=$(ls "$site"/cutlass_overhead/"$m".*.so 2>/dev/null | head -1)
+    if [ -z "$so" ]; then
+      echo "MISSING $m"; rc=1; continue
     fi
-    elves=$("$cuobjdump" --list-elf "$dir/$t" 2>&1 | grep -o 'sm_[0-9a-z]*' | sort | uniq -c | paste -sd' ')
-    echo "$t: cubins: $elves"
+    elves=$("$cuobjdump" --list-elf "$so" 2>&1 | grep -o 'sm_[0-9a-z]*' | sort | uniq -c | paste -sd' ')
+    echo "$m: cubins: $elves"
     case $elves in *sm_110a*) ;; *) echo "  no sm_110a image"; rc=1 ;; esac
-    # On a machine without a GPU the doctor must say so in one line (exit 3), as it would on a Thor whose
-    # driver is missing.
-    out=$("$dir/$t" 2>&1); code=$?
-    echo "  run without a GPU: exit $code: $out"
-    [ "$code" = 3 ] || rc=1
   done
+  # On a machine without a GPU the doctor must say so in one line (exit 2), as it would on a Thor whose driver
+  # is missing.
+  out=$(cd "$site" && PYTHONPATH="$site" "$PY" -m cutlass_overhead.doctor 128 4096 4096 2>&1); code=$?
+  echo "cutlass-overhead-doctor without a GPU: exit $code: $out"
+  [ "$code" = 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || rc=1
   [ "$rc" = 0 ] && echo "PASS" || echo "FAIL"
   exit $rc
 } 2>&1 | tee "$log"
