@@ -100,6 +100,13 @@ def test_the_verdicts_parts_add_up_to_the_measured_host_time(reading: dict[str, 
     assert v["host_us"] == reading["timings"]["original/seed"]["host_us"]  # stored once, referenced
 
 
+def test_the_time_outside_the_phases_is_a_part_of_its_own() -> None:
+    rows = [{"phase": "run", "measured_us": 3.0, "terms": [{"api": "cudaLaunchKernelExC", "count": 1.0, "us": 1.0}],
+             "remainder_us": 2.0}]
+    parts = analysis.host_parts({"attribution": {"original/seed": rows}}, 10.0)
+    assert [p["us"] for p in parts] == [1.0, 2.0, 7.0] and sum(p["us"] for p in parts) == 10.0
+
+
 def test_a_suspect_within_the_noise_floor_reads_no_measurable_effect_never_a_cost(reading: dict[str, Any]) -> None:
     by_name = {s["suspect"]: s for s in reading["verdict"]["suspects"]}
     quiet = [s for s in by_name.values() if "no measurable effect" in s["reading"]]
@@ -142,3 +149,18 @@ def test_a_real_reading_adds_up_and_is_the_reports_schema(torch_sm90: Any, tmp_p
     assert set(real["suspects"]) == {"allocation", "copy_load", "kernel_load", "first_call"}
     assert all(s["effect_us"] is None or "no measurable effect" not in s["reading"] for s in v["suspects"])
     assert real["stamp"] and real["counts"]["original/seed"]["totals"]
+
+
+def test_the_host_path_on_hopper_runs_only_on_sm90_and_says_what_it_is(monkeypatch: pytest.MonkeyPatch,
+                                                                         reading: dict[str, Any]) -> None:
+    from cutlass_overhead import vocabulary, workloads
+
+    monkeypatch.setattr(workloads, "available", lambda kind: {"original": None, "patched": None, "O0": "not built"})
+    kind, variants, status = workloads.choose_kernel({"major": 9, "minor": 0, "name": "H"}, host_path_on_hopper=True)
+    assert (kind, variants) == ("nvfp4_hopper", ("original", "patched"))
+    assert "never a Blackwell" in status["label"]
+    with pytest.raises(workloads.NoGpu, match="not sm_90"):
+        workloads.choose_kernel({"major": 10, "minor": 0, "name": "B"}, host_path_on_hopper=True)
+    assert analysis.verdict({**reading, "kernel": "nvfp4_hopper"})["bound"] == vocabulary.BOUNDS[3]
+    args = doctor.parse_args(["--host-path-on-hopper"])
+    assert "--host-path-on-hopper" in report.child.child_command(args, Path("i"), Path("o"))

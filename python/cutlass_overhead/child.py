@@ -221,7 +221,8 @@ def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
     out["tracing_cost"] = run_step(out, "tracing cost on", lambda: tracing_on(ctx, out))
     out["counts"] = run_step(out, "counts", lambda: measure_counts(ctx, out)) or {}
     out["encodes"] = run_step(out, "captured encodes", lambda: capture_encodes(ctx))
-    out["kernel_us"] = run_step(out, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
+    if ctx.kernel.kind != "nvfp4_hopper":  # the host path on Hopper launches no kernel
+        out["kernel_us"] = run_step(out, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
     shapes = request.get("sweep_shapes") or []
     if shapes:
         out["sweep_kernel_us"] = run_step(out, "sweep kernel times", lambda: child_sweep_kernels(ctx, out, shapes)) or []
@@ -247,7 +248,8 @@ def in_process_child(ctx: Context) -> ChildRunner:
 def child_command(args: argparse.Namespace, in_json: Path, out_json: Path) -> list[str]:
     command = [sys.executable, "-m", "cutlass_overhead.report", "--cupti-child", str(in_json), str(out_json),
                "--m", str(args.m), "--n", str(args.n), "--k", str(args.k), "--profile", args.profile]
-    return command + (["--quick"] if args.quick else []) + ([f"--calls={args.calls}"] if args.calls else [])
+    return command + (["--quick"] if args.quick else []) + ([f"--calls={args.calls}"] if args.calls else []) + (
+        ["--host-path-on-hopper"] if args.host_path_on_hopper else [])
 
 
 def _text(stream: str | bytes | None) -> str:

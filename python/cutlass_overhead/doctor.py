@@ -26,7 +26,7 @@ from .workloads import NoGpu
 from ._variants import VariantUnavailable
 
 PROG = "cutlass-overhead-doctor"
-USAGE = (f"{PROG} [M N K [CALLS]] [--quick] [--json PATH]\n       {PROG} --inspect PATH\n"
+USAGE = (f"{PROG} [M N K [CALLS]] [--quick] [--json PATH] [--host-path-on-hopper]\n       {PROG} --inspect PATH\n"
          f"       {PROG} --compare READING.json [--reference REF.json]")
 EXTENT_MAX = 2**31 - 1
 CALLS_MAX = 100_000
@@ -51,6 +51,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help=f"the GEMM's M, N and K (default {HEADLINE_M} {HEADLINE_N} {HEADLINE_K}, the issue's M <= "
                              "128 config) and the calls per timed loop (default 256; --quick 128)")
     parser.add_argument("--quick", action="store_true", help="fewer rounds and calls (about a third of the time)")
+    parser.add_argument("--host-path-on-hopper", action="store_true",
+                        help="on an sm_90 GPU: the issue's NVFP4 code built for sm_90a (CO_NVFP4_HOST_PATH_ON_HOPPER=ON), "
+                             "host path only, the kernel never runs; never a Blackwell number")
     parser.add_argument("--json", type=Path, default=Path("co-doctor.json"), metavar="PATH",
                         help="where the reading goes (default ./co-doctor.json): attach it to the issue")
     args = parser.parse_args(argv)

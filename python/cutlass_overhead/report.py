@@ -137,6 +137,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help=f"headline M (default {HEADLINE_M}, the issue's M <= 128 config)")
     parser.add_argument("--n", type=positive_int, default=HEADLINE_N, help=f"headline N (default {HEADLINE_N})")
     parser.add_argument("--k", type=positive_int, default=HEADLINE_K, help=f"headline K (default {HEADLINE_K})")
+    parser.add_argument("--host-path-on-hopper", action="store_true",
+                        help="on an sm_90 GPU, the issue's NVFP4 code built for sm_90a (CO_NVFP4_HOST_PATH_ON_HOPPER=ON): "
+                             "its host path only, the kernel never runs; never a Blackwell number")
     parser.add_argument("--calls", type=positive_int, default=None,
                         help="calls per timed loop (default 256, --quick 128; keep it below the launch queue's ~1000)")
     parser.add_argument("--cupti-child", nargs=2, type=Path, metavar=("IN_JSON", "OUT_JSON"),
@@ -164,7 +167,7 @@ def optional_torch() -> Any:
 def make_context(args: argparse.Namespace) -> tuple[Context, dict[str, Any], str, dict[str, Any]]:
     """(context, GPU facts, kernel kind, its status for the JSON); raises NoGpu when nothing can be measured."""
     gpu = gpu_info()
-    kind, variants, status = choose_kernel(gpu)
+    kind, variants, status = choose_kernel(gpu, args.host_path_on_hopper)
     from . import _device
 
     stream = _device.Stream()

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ._variants import NVFP4_VARIANTS, SM90_VARIANTS, available, load
+from ._variants import NVFP4_HOPPER_VARIANTS, NVFP4_VARIANTS, SM90_VARIANTS, available, load
 
 Record = tuple[str, str, int, int, int, int]  # (kind, name, start_ns, end_ns, correlation, thread)
 CountRow = tuple[str, str, str, int]  # (phase, domain, api, count)
@@ -241,6 +241,12 @@ class Nvfp4DeviceWorkload(DeviceWorkload):
         return int(self._module(variant).params_bytes(m=self.shape.m))
 
 
+class Nvfp4HostPathWorkload(Nvfp4DeviceWorkload):
+    """The same NVFP4 operands, through the modules built for sm_90a (HOST_PATH_LABEL): the kernel never runs."""
+
+    kind = "nvfp4_hopper"
+
+
 @dataclass
 class DeviceKernel:
     kind: str
@@ -248,13 +254,13 @@ class DeviceKernel:
     stream: Any
 
     def unsupported(self, shape: Shape) -> str | None:
-        if self.kind != "nvfp4" or load("nvfp4", "original").config_built(m=shape.m, silu=False, bias=False):
+        if self.kind == "sm90" or load(self.kind, "original").config_built(m=shape.m, silu=False, bias=False):
             return None
-        config = load("nvfp4", "original").config_name(m=shape.m)
+        config = load(self.kind, "original").config_name(m=shape.m)
         return f"this build lacks the NVFP4 config for M={shape.m} ({config}); rebuild with CO_NVFP4_ALL_CONFIGS=ON"
 
     def make(self, shape: Shape) -> Workload:
-        cls = Nvfp4DeviceWorkload if self.kind == "nvfp4" else DeviceWorkload
+        cls = {"nvfp4": Nvfp4DeviceWorkload, "nvfp4_hopper": Nvfp4HostPathWorkload}.get(self.kind, DeviceWorkload)
         return cls(shape, self.stream)
 
 
@@ -323,9 +329,22 @@ def gpu_info() -> dict[str, Any]:
         raise NoGpu(str(error)) from error
 
 
-def choose_kernel(gpu: dict[str, Any]) -> tuple[str, tuple[str, ...], dict[str, Any]]:
-    """(kind, usable variants, status for the JSON): NVFP4 on compute capability 10.x/11.x, else the SM90 twin."""
+# What a run of the NVFP4 host path on Hopper is, wherever its numbers are shown: never a Blackwell number.
+HOST_PATH_LABEL = "host path on Hopper, no tensor-core math: the issue's NVFP4 code built for sm_90a, every call " \
+                  "ending in a captured, never-launched graph; never a Blackwell or Thor number"
+
+
+def choose_kernel(gpu: dict[str, Any], host_path_on_hopper: bool = False) -> tuple[str, tuple[str, ...], dict[str, Any]]:
+    """(kind, usable variants, status for the JSON): NVFP4 on compute capability 10.x/11.x, else the SM90 twin; with
+    `host_path_on_hopper`, the NVFP4 code's host path on an sm_90 GPU (CO_NVFP4_HOST_PATH_ON_HOPPER=ON)."""
     major, minor, name = gpu["major"], gpu["minor"], gpu["name"]
+    if host_path_on_hopper:
+        status = available("nvfp4_hopper")
+        if (major, minor) != (9, 0) or status["original"] is not None:
+            why = status["original"] or f"{name} is sm_{major}{minor}, not sm_90"
+            raise NoGpu(f"the NVFP4 host path on Hopper cannot run here: {why}")
+        return "nvfp4_hopper", tuple(v for v in NVFP4_HOPPER_VARIANTS if status[v] is None), {
+            "nvfp4_status": HOST_PATH_LABEL, "label": HOST_PATH_LABEL, "variants": status}
     if major in (10, 11):
         status = available("nvfp4")
         if status["original"] is not None:
