@@ -307,8 +307,7 @@ def test_every_name_the_doctor_prints_is_explained_where_the_author_reads_it() -
     assert set(exits) == {"OPTIMISED", "UNOPTIMISED", "CANNOT_TELL"}, exits
     platforms = re.findall(r'name, why = ("[^"]+"|UNKNOWN), ', (REPO / "python/cutlass_overhead/stamp.py").read_text())
     assert len(platforms) == 6, platforms
-    suspects = [name.split(" (")[0].split(" of a ")[0] for name in vocabulary.SUSPECTS.values()]
-    names = [*vocabulary.BOUNDS, *suspects, *{ast.literal_eval(p) if p != "UNKNOWN" else "unknown" for p in platforms},
+    names = [*vocabulary.BOUNDS, *[f"{name}`**" for name in vocabulary.SUSPECTS.values()], *{ast.literal_eval(p) if p != "UNKNOWN" else "unknown" for p in platforms},
              "not recorded", "64", "no measurable effect", "adds"]
     for name in names:
         assert f"**`{name}" in glossary, f"{GLOSSARY} does not explain {name!r}"
