@@ -62,7 +62,7 @@ CHECKS: list[tuple[str, str, str, str, str]] = [
      "code: a file that is not ELF ends in pyelftools' traceback"),
     # the doctor: the report's pipeline with the doctor's profile (python/cutlass_overhead/doctor.py)
     ("python/cutlass_overhead/doctor.py",
-     "        parsed = [parse(text) for parse, text in zip(values, args.shape)]  # type: ignore[operator]\n",
+     '        parsed = [extent(name, text) for name, text in zip(("M", "N", "K", "CALLS"), args.shape)]\n',
      "        parsed = [int(text) for text in args.shape]\n",
      "tests/test_doctor.py::test_bad_arguments_get_one_line_before_any_gpu",
      "code: the doctor's sizes are not checked before it looks for a GPU"),

@@ -80,8 +80,9 @@ def test_the_doctor_profile_runs_its_steps_and_no_others(reading: dict[str, Any]
     assert reading["errors"] == []
     assert set(reading["suspects"]) == {"allocation", "copy_load", "kernel_load", "first_call"}
     assert "sweep" not in reading and "ablation" not in reading and "layer" not in reading
+    assert "candidates_625" not in reading  # the suspects are stated once, in the verdict
     assert reading["timeline"] == [] and reading["kernel_search"] == {} and reading["torch_matmul"] is None
-    assert PROFILES["doctor"].isdisjoint({"sweep", "search", "timelines", "experiments", "torch"})
+    assert PROFILES["doctor"].isdisjoint({"sweep", "search", "timelines", "experiments", "torch", "candidates"})
 
 
 def test_the_doctor_and_the_report_write_one_schema(reading: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import compare_reading, inspect_binary
 from ._steps import one_line
-from .report import OneLineParser, make_context, measure_all, new_results, no_gpu, positive_int
+from .report import OneLineParser, make_context, measure_all, new_results, no_gpu
 from .present import verdict_text, write_json
 from .stamp import stamp
 from .suspects import subprocess_first_call
@@ -32,17 +32,13 @@ EXTENT_MAX = 2**31 - 1
 CALLS_MAX = 100_000
 
 
-def extent(name: str, upper: int = EXTENT_MAX) -> object:
-    """argparse type: an integer in [1, upper], with a one-line message that names the argument."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = 0
-        if not 1 <= value <= upper or str(value) != text.strip().lstrip("+"):
-            raise argparse.ArgumentTypeError(f"{name} must be an integer in [1, {upper}], got {text!r}")
-        return value
-    return parse
+def extent(name: str, text: str) -> int:
+    """An integer in [1, EXTENT_MAX] (CALLS: [1, CALLS_MAX]), else a one-line message that names the argument."""
+    upper = CALLS_MAX if name == "CALLS" else EXTENT_MAX
+    value = int(text) if text.strip().lstrip("+").isdigit() else 0
+    if not 1 <= value <= upper or str(value) != text.strip().lstrip("+"):
+        raise argparse.ArgumentTypeError(f"{name} must be an integer in [1, {upper}], got {text!r}")
+    return value
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -59,10 +55,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if len(args.shape) not in (0, 3, 4):
         parser.error(f"takes M N K [CALLS] (three or four numbers), got {len(args.shape)}")
-    names = ("M", "N", "K", "CALLS")
-    values = [extent(n, CALLS_MAX if n == "CALLS" else EXTENT_MAX) for n in names[:len(args.shape)]]
     try:
-        parsed = [parse(text) for parse, text in zip(values, args.shape)]  # type: ignore[operator]
+        parsed = [extent(name, text) for name, text in zip(("M", "N", "K", "CALLS"), args.shape)]
     except argparse.ArgumentTypeError as error:
         parser.error(str(error))
     args.m, args.n, args.k = parsed[:3] if parsed else (HEADLINE_M, HEADLINE_N, HEADLINE_K)

@@ -102,7 +102,9 @@ def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
         results["sweep"] = run_step(results, "sweep",
                                     lambda: timing.assemble_sweep(ctx, results, timed, out or {})) or []
         results["issue_shape_ratios"] = analysis.issue_shape_ratios(results)
-    results["candidates_625"] = run_step(results, "candidates", lambda: analysis.candidates_625(results, ctx.gpu)) or []
+    if ctx.plan.runs("candidates"):  # the report's table of the issue's candidates; the doctor's are the verdict's
+        results["candidates_625"] = run_step(results, "candidates",
+                                             lambda: analysis.candidates_625(results, ctx.gpu)) or []
     results["targets"] = run_step(results, "targets", lambda: analysis.targets(results))
     results["verdict"] = run_step(results, "verdict", lambda: analysis.verdict(results))
     return results

@@ -116,7 +116,7 @@ def first_call_child(request: dict[str, Any]) -> dict[str, Any]:
     gpu_info()  # creates the context
     context_us = (time.perf_counter_ns() - t0) / 1e3
     kind = request["kind"]
-    load(kind, "original")
+    load(kind, "original")  # the module is loaded first, as an application's library is at its start: not timed
     from . import _device
 
     w = DeviceKernel(kind, ("original",), _device.Stream()).make(Shape(**request["shape"]))

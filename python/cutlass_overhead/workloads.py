@@ -53,7 +53,7 @@ class Plan:
 # child's counts, kernel time, encodes and tracing cost, encode costs, the attribution) that each profile runs.
 # The report: the full profile. The doctor: the user's shape and the suspects (suspects.py), in under a minute.
 PROFILES: dict[str, frozenset[str]] = {
-    "report": frozenset({"torch", "sweep", "search", "timelines", "experiments"}),
+    "report": frozenset({"torch", "sweep", "search", "timelines", "experiments", "candidates"}),
     "doctor": frozenset({"in_situ", "suspects"}),
 }
 
