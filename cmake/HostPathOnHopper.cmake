@@ -21,7 +21,7 @@ foreach(_v IN LISTS _variants)
   if(_v STREQUAL "patched")
     set(_inc ${CO_PATCHED_INCLUDES})
   elseif(_v STREQUAL "O0")
-    set(_opts -O0 -Xcompiler=-O0 -UNDEBUG)
+    set(_opts ${CO_O0_OPTIONS})
   endif()
   co_add_variant(nvfp4 hopper_${_v} PROBE INCLUDES ${_inc} ARCHS 90a SOURCES ${_stand_in}
                  DEFINES CO_NVFP4_HOST_PATH_ON_HOPPER=1 ${_defs} OPTIONS -include ${_redirect} ${_opts})

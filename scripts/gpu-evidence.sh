@@ -15,6 +15,9 @@
 #            -> OUT/h200/pytest-break-checks.log
 #   report   the full report (timings, CUPTI counts, unit costs, experiments and ablation)
 #            -> OUT/h200/ (4.2.0), OUT/h200-cutlass-v4.3.5/ (v4.3.5), OUT/h200-cutlass-main/ (main)
+#   asserts  the -O0 twin built with NDEBUG kept (CO_O0_DEVICE_ASSERTS=OFF), a --quick report and the assert
+#            calls in each module's machine code: is the -O0 kernel slower for its device-side asserts?
+#            -> OUT/h200-o0-without-asserts/
 #   nvfp4    the issue's NVFP4 host path on Hopper (measurement only, no tensor-core math), both CUTLASS
 #            versions, and the doctor's reference readings  -> OUT/h200-nvfp4-host-path/
 #   cutlass  on CUTLASS main with patch/series applied by git am ($CUTLASS_MAIN_GIT; BASE the pristine commit),
@@ -38,6 +41,7 @@ export CO_GIT_COMMIT=${CO_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo u
 PY=${PYTHON:-python3}
 site435=${SITE_435:-$root/build/site-435}  # the v4.3.5 package, first on PYTHONPATH when used
 sitemain=${SITE_MAIN:-$root/build/site-main}  # the CUTLASS main package (CUTLASS_MAIN_DIR), likewise
+siteo0=${SITE_O0:-$root/build/site-o0-without-asserts}  # the -O0 twin keeping NDEBUG (CO_O0_DEVICE_ASSERTS=OFF)
 status=0
 
 stamp() {  # stamp DIR CUTLASS_LABEL SERIES_FILE: the package's stamp writer (commit: CO_GIT_COMMIT)
@@ -65,6 +69,13 @@ stage_build() {
     ) > "$out/h200-cutlass-main/build.log" 2>&1 &
     pid_main=$!
   fi
+  # The -O0 question (docs/results/h200-o0-without-asserts/): the Hopper twin with its -O0 variant keeping NDEBUG.
+  mkdir -p "$out/h200-o0-without-asserts"
+  ( export CO_CUDA_ARCHS=90a CO_BUILD_EXPERIMENTS=ON CO_O0_DEVICE_ASSERTS=OFF
+    time $PY -m pip install --no-build-isolation --no-deps --no-index -v --upgrade --target "$siteo0" . \
+      -Cbuild-dir=build/o0-without-asserts
+  ) > "$out/h200-o0-without-asserts/build.log" 2>&1 &
+  pid_o0=$!
   ( export CO_PROFILE=evidence
     time $PY -m pip install --no-build-isolation --no-deps --no-index -v . -Cbuild-dir=build/gpu
   ) > "$log" 2>&1 || { echo "build failed; see $log"; tail -40 "$log"; status=1; }
@@ -73,6 +84,7 @@ stage_build() {
     wait $pid_435 || { echo "v4.3.5 build failed; see $log435"; tail -40 "$log435"; status=1; }
     tail -3 "$log435"
   fi
+  wait $pid_o0 || { echo "-O0 without asserts build failed"; tail -40 "$out/h200-o0-without-asserts/build.log"; status=1; }
   if [ -n "${CUTLASS_MAIN_DIR:-}" ]; then
     wait $pid_main || { echo "main build failed"; tail -40 "$out/h200-cutlass-main/build.log"; status=1; }
     tail -3 "$out/h200-cutlass-main/build.log"
@@ -108,6 +120,20 @@ stage_report() {
   fi
 }
 
+stage_asserts() {
+  # Why the -O0 build's kernel is slower: nvcc's -O is the host level only, so its device code differs from the
+  # Release build's by -UNDEBUG alone (device-side asserts). The same twin with NDEBUG kept, a short report, and
+  # the assert calls in each module's machine code.
+  local dir=$out/h200-o0-without-asserts
+  stamp "$dir" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0
+  (cd /tmp && PYTHONPATH=$siteo0 $PY -m cutlass_overhead --quick --out "$dir") 2>&1 | tee "$dir/report.log" || status=1
+  { cat "$dir/stamp.txt"
+    for m in "$siteo0"/cutlass_overhead/_sm90_*.so "$(${PY} -c 'import cutlass_overhead,os;print(os.path.dirname(cutlass_overhead.__file__))' 2>/dev/null)"/_sm90_O0*.so; do
+      [ -f "$m" ] && echo "$m: $(cuobjdump -sass "$m" 2>/dev/null | grep -c '__assertfail') SASS lines naming __assertfail"
+    done; } | sed "s#$root/##" > "$dir/assert-calls.log"
+  cat "$dir/assert-calls.log"
+}
+
 stage_nvfp4() {
   local dir=$out/h200-nvfp4-host-path
   mkdir -p "$dir"
@@ -137,7 +163,7 @@ stage_cutlass() {
   rm -rf "$dir/suites"
 }
 
-for s in build test breaks report nvfp4 cutlass; do
+for s in build test breaks report asserts nvfp4 cutlass; do
   for want in "$@"; do
     if [ "$want" = "$s" ]; then
       echo "== $s ($(date -u +%T))"
