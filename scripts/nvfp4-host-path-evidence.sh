@@ -68,7 +68,7 @@ if [ -z "${SKIP_PYTEST:-}" ]; then
   fi
   (cd /tmp && $PY -m pytest -q -rs "$ROOT/tests/test_nvfp4_hopper.py" "$ROOT/tests/test_doctor.py" -p no:cacheprovider) 2>&1 | tee "$OUT/pytest.log"
 fi
-if [ -z "${SKIP_PYTEST:-}" ]; then
+if [ -z "${SKIP_DOCTOR:-}" ]; then  # not SKIP_PYTEST: gpu-evidence.sh sets that and wants these readings
   # The same readings through the one pipeline (cutlass-overhead-doctor, the installed 4.2.0 build): what replaces
   # the C++ doctor's once they are compared and the pages read them (issue 17).
   (cd /tmp && $PY -m cutlass_overhead.doctor 128 4096 4096 --json "$OUT/pipeline-doctor-sm90-128x4096x4096.json") 2>&1 |
