@@ -127,10 +127,17 @@ stage_asserts() {
   local dir=$out/h200-o0-without-asserts
   stamp "$dir" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0
   (cd /tmp && PYTHONPATH=$siteo0 $PY -m cutlass_overhead --quick --out "$dir") 2>&1 | tee "$dir/report.log" || status=1
+  # A device-side assert is a call to __assertfail: an undefined symbol in the module's cubin (no GPU needed).
+  local pkg cubins
+  pkg=$(cd /tmp && $PY -c 'import cutlass_overhead, os; print(os.path.dirname(cutlass_overhead.__file__))')
   { cat "$dir/stamp.txt"
-    for m in "$siteo0"/cutlass_overhead/_sm90_*.so "$(${PY} -c 'import cutlass_overhead,os;print(os.path.dirname(cutlass_overhead.__file__))' 2>/dev/null)"/_sm90_O0*.so; do
-      [ -f "$m" ] && echo "$m: $(cuobjdump -sass "$m" 2>/dev/null | grep -c '__assertfail') SASS lines naming __assertfail"
-    done; } | sed "s#$root/##" > "$dir/assert-calls.log"
+    for m in "$pkg"/_sm90_original*.so "$pkg"/_sm90_O0*.so "$siteo0"/cutlass_overhead/_sm90_original*.so \
+             "$siteo0"/cutlass_overhead/_sm90_O0*.so; do
+      cubins=$(mktemp -d) && (cd "$cubins" && cuobjdump -xelf all "$m" > /dev/null)
+      echo "$m: $(cat "$cubins"/*.cubin | wc -c) cubin bytes, $(for c in "$cubins"/*.cubin; do readelf -sW "$c"; done |
+        grep -c ' __assertfail$') symbols naming __assertfail"
+      rm -rf "$cubins"
+    done; } | sed "s#$root/##; s#$pkg#<installed package>#" > "$dir/assert-calls.log"
   cat "$dir/assert-calls.log"
 }
 
