@@ -31,6 +31,12 @@ def derive(results: dict[str, Any]) -> dict[str, Any]:
                           "implied_host_max_us": max(implied, default=None),
                           "implied_host_min_us": min(implied, default=None),
                           "factor_max": max(factors, default=None), "factor_min": min(factors, default=None)}
+    # Each variant's kernel duration in the CUPTI timelines (median of the calls recorded).
+    d["timeline_kernel_us"] = {}
+    for entry in results.get("timeline") or []:
+        kernels = sorted(r["end_us"] - r["start_us"] for r in entry.get("records") or [] if r.get("kind") == "kernel")
+        if kernels:
+            d["timeline_kernel_us"][entry["variant"]] = kernels[len(kernels) // 2]
     sweep = results.get("sweep") or []
     errors = [abs(r["loop_us"] - r["model_us"]) / r["loop_us"] * 100.0 for r in sweep if r.get("loop_us")]
     if errors:

@@ -13,9 +13,10 @@ SCHEMA = 1
 RESULTS = "docs/results"  # under the project root
 # Page variable -> committed run directory under docs/results/; each is required. `rmain` is CUTLASS main, the PR
 # target: its per-commit ablation is what scripts/fill-pr-results.py puts on the PR pages.
-RUNS = {"r": "h200", "r435": "h200-cutlass-v4.3.5", "rmain": "h200-cutlass-main"}
+RUNS = {"r": "h200", "r435": "h200-cutlass-v4.3.5", "rmain": "h200-cutlass-main",
+        "ro0": "h200-o0-without-asserts"}
 # Page variable of a run -> page variable of its derived values (derived.derive).
-DERIVED = {"r": "d", "r435": "d435", "rmain": "dmain"}
+DERIVED = {"r": "d", "r435": "d435", "rmain": "dmain", "ro0": "do0"}
 PLOTS = ("counts_by_phase.png", "host_time.png", "sweep.png", "timeline.png", "attribution.png")
 STAMP_KEYS = ("gpu", "compute_capability", "driver_version", "cuda_runtime", "cuda_driver_api", "nvcc",
               "cutlass_version", "cutlass_origin", "patch_series", "patches", "patch_sha256_prefixes",
