@@ -8,6 +8,7 @@ build fails saying why; none of them writes under the repository's docs/results/
 from __future__ import annotations
 
 import ast
+import html as htmllib
 import importlib.util
 import json
 import os
@@ -141,6 +142,28 @@ def test_committed_results_hold_one_value_per_quantity() -> None:
 
 
 # ---- Refusals ------------------------------------------------------------------------------------------------
+
+
+REPLY_MAX_WORDS = 250  # the draft reply must be short enough to post as it is
+
+
+def reply_words(page_html: str) -> int:
+    """Words of the rendered "Draft reply" admonition on the Upstreaming page (code block included)."""
+    start = page_html.index('<p class="admonition-title">Draft reply</p>')
+    depth, at = 1, page_html.index("</p>", start)
+    while depth:  # the admonition's closing </div>, past the divs nested in it
+        opening, closing = page_html.find("<div", at), page_html.find("</div>", at)
+        depth, at = (depth + 1, opening + 4) if 0 <= opening < closing else (depth - 1, closing + 6)
+    text = re.sub(r"<[^>]+>", " ", page_html[page_html.index("</p>", start) + 4:at])
+    return len(htmllib.unescape(text).split())
+
+
+@needs_mkdocs
+def test_draft_reply_is_at_most_250_words(copy_site: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    done, site = copy_site
+    assert done.returncode == 0, done.stderr[-3000:]
+    words = reply_words(html(site, "upstreaming"))
+    assert 50 < words <= REPLY_MAX_WORDS, f"the draft reply has {words} words"
 
 
 @needs_mkdocs
