@@ -150,6 +150,7 @@ def test_a_real_reading_adds_up_and_is_the_reports_schema(torch_sm90: Any, tmp_p
     assert set(real["suspects"]) == {"allocation", "copy_load", "kernel_load", "first_call"}
     assert all(s["effect_us"] is None or "no measurable effect" not in s["reading"] for s in v["suspects"])
     assert real["stamp"] and real["counts"]["original/seed"]["totals"]
+    assert real["stamp"]["command"].startswith("cutlass-overhead-doctor 128 1024 1024")  # the command the user ran
 
 
 def test_the_host_path_on_hopper_runs_only_on_sm90_and_says_what_it_is(monkeypatch: pytest.MonkeyPatch,

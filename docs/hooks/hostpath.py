@@ -24,6 +24,8 @@ KINDS = {"nvfp4-hopper": "the issue's NVFP4 `runNvfp4Gemm`, host path on Hopper"
          "sm90": "the SM90 bf16 twin (kernel runs)"}
 VARIANTS = ("original", "patched")
 DOCTOR = {kind: f"doctor-{kind}-{V.HEADLINE_LABEL}.json" for kind in KINDS}
+# The pipeline doctor's readings (cutlass-overhead-doctor: the report's schema), beside the retired C++ doctor's.
+PIPELINE = {kind: f"pipeline-doctor-{kind}-{V.HEADLINE_LABEL}.json" for kind in KINDS}
 # The API groups counted per phase (vocabulary slugs), and the one API counted beside them.
 COUNTED_GROUPS = V.DESCRIPTOR_GROUPS
 ATTRIBUTE_API = "cudaFuncSetAttribute"
@@ -81,7 +83,20 @@ def load(root: Path) -> dict[str, Any]:
     for kind, file in DOCTOR.items():
         data["doctor"][kind] = _read(where / file)
     data["parts"] = {kind: part_sums(doc["verdict"]) for kind, doc in data["doctor"].items()}
+    data["pipeline"] = {kind: pipeline_reading(_read(where / file)) for kind, file in PIPELINE.items()}
     return data
+
+
+def pipeline_reading(doc: dict[str, Any]) -> dict[str, Any]:
+    """What the pages quote of a pipeline doctor reading: the issue's pattern's host time (median, q1, q3), each
+    suspect's ratio and effect by its vocabulary key (V.SUSPECTS), the first and second call, and how long it ran."""
+    by_text = {text: key for key, text in V.SUSPECTS.items()}
+    suspects = {by_text[s["suspect"]]: s for s in doc["verdict"]["suspects"] if s["suspect"] in by_text}
+    first = doc["suspects"]["first_call"]
+    return {"host": doc["timings"]["original/seed"]["host"], "suspects": suspects,
+            "x": {key: s["ratio"]["median"] for key, s in suspects.items() if s.get("ratio")},
+            "first_call_us": first["first_us"], "second_call_us": first["second_us"],
+            "elapsed_s": doc["elapsed_s"], "quick": doc["stamp"]["quick"]}
 
 
 def part_sums(verdict: dict[str, Any]) -> dict[str, float]:

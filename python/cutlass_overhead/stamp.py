@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 
-def _command(argv: Sequence[str] | None) -> str:
+def _command(argv: Sequence[str] | None, program: str) -> str:
     if argv is not None:
-        return shlex.join(["cutlass-overhead-report", *argv])
+        return shlex.join([program, *argv])
     program = Path(sys.argv[0]).name
     prefix = ["python", "-m", "cutlass_overhead"] if program == "__main__.py" else [program]
     return shlex.join([*prefix, *sys.argv[1:]])
@@ -196,7 +196,8 @@ def cuda_runtimes() -> str | None:
     return ", ".join(found) or None
 
 
-def stamp(gpu: dict[str, Any], torch_version: str | None, quick: bool, argv: Sequence[str] | None) -> dict[str, Any]:
+def stamp(gpu: dict[str, Any], torch_version: str | None, quick: bool, argv: Sequence[str] | None,
+          program: str = "cutlass-overhead-report") -> dict[str, Any]:
     """Where and from what a run was measured: GPU, driver, CUDA, CUTLASS, patch series, commit, host."""
     from . import build_info  # the compiled package's facts; the CLI below runs without them
 
@@ -211,7 +212,7 @@ def stamp(gpu: dict[str, Any], torch_version: str | None, quick: bool, argv: Seq
         "cuda_archs": info["cuda_archs"], "git_commit": commit, "git_dirty": dirty, "host_cpu": host_cpu(),
         "python": platform.python_version(), "torch": torch_version,
         "timestamp_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "quick": quick,
-        "command": _command(argv), "platform": platform_info(),
+        "command": _command(argv, program), "platform": platform_info(),
     }
 
 
