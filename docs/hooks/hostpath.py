@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .derived import verdict_part_sums
 from .errors import ResultsError
 from .formatting import cell_count, cell_iqr, fmt_num
 from .loading import RESULTS
@@ -83,7 +84,8 @@ def load(root: Path) -> dict[str, Any]:
     for kind, file in DOCTOR.items():
         data["doctor"][kind] = _read(where / file)
     data["parts"] = {kind: part_sums(doc["verdict"]) for kind, doc in data["doctor"].items()}
-    data["pipeline"] = {kind: pipeline_reading(_read(where / file)) for kind, file in PIPELINE.items()}
+    data["pipeline_doc"] = {kind: _read(where / file) for kind, file in PIPELINE.items()}
+    data["pipeline"] = {kind: pipeline_reading(doc) for kind, doc in data["pipeline_doc"].items()}
     return data
 
 
@@ -94,6 +96,7 @@ def pipeline_reading(doc: dict[str, Any]) -> dict[str, Any]:
     suspects = {by_text[s["suspect"]]: s for s in doc["verdict"]["suspects"] if s["suspect"] in by_text}
     first = doc["suspects"]["first_call"]
     return {"host": doc["timings"]["original/seed"]["host"], "suspects": suspects,
+            "parts": verdict_part_sums(doc["verdict"]["parts"]),
             "x": {key: s["ratio"]["median"] for key, s in suspects.items() if s.get("ratio")},
             "first_call_us": first["first_us"], "second_call_us": first["second_us"],
             "elapsed_s": doc["elapsed_s"], "quick": doc["stamp"]["quick"]}
@@ -150,14 +153,15 @@ def table_matrix(data: dict[str, Any], version: str, kind: str = "nvfp4-hopper")
 
 
 def table_doctor(data: dict[str, Any], kind: str) -> str:
-    """The doctor's verdict as it printed it: the parts of the median round's host time, then the suspects."""
-    doc = data["doctor"].get(kind)
+    """The pipeline doctor's verdict for one reading: the parts of one call's host time, then the suspects."""
+    doc = data["pipeline_doc"].get(kind)
     if doc is None:
-        raise ResultsError(f"{NAME}: no doctor reading '{kind}' (known: {', '.join(DOCTOR)})")
+        raise ResultsError(f"{NAME}: no doctor reading '{kind}' (known: {', '.join(PIPELINE)})")
     verdict = doc["verdict"]
     parts = sorted(verdict["parts"], key=lambda p: -p["us"])
     rows = [[p["part"], fmt_num(p["us"])] for p in parts]
-    rows.append(["**sum (= measured host time of the median round)**", f"**{fmt_num(verdict['parts_sum_us'])}**"])
-    suspects = [[s["suspect"], f"{s['delta_us']:+.2f}".replace("-", "−"), s["detail"]] for s in verdict["suspects"]]
+    rows.append(["**sum (= the measured host time per call)**", f"**{fmt_num(verdict['parts_sum_us'])}**"])
+    suspects = [[s["suspect"], "–" if s.get("effect_us") is None else f"{s['effect_us']:+.2f}".replace("-", "−"),
+                 s["reading"]] for s in verdict["suspects"]]
     return (md_table(["part of one call's host time", "µs"], rows) + "\n\n"
-            + md_table(["suspect", "µs added per call", "as measured"], suspects, text_columns=(2,)))
+            + md_table(["suspect", "µs added per call", "reading"], suspects, text_columns=(2,)))
