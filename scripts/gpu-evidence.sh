@@ -53,10 +53,10 @@ stage_build() {
   local log=$out/h200/build.log log435=$out/h200-cutlass-v4.3.5/build.log
   mkdir -p "$out/h200" "$out/h200-cutlass-v4.3.5"
   if [ -n "${CUTLASS_435_DIR:-}" ]; then
-    # The host-path-on-hopper profile without the experiment variants (the v4.3.5 report runs none).
+    # The host-path-on-hopper profile, with its -O0 variants: the issue's version's -O0 row (issue 18).
     ( export CUTLASS_DIR=$CUTLASS_435_DIR CO_PROFILE=host-path-on-hopper
       time $PY -m pip install --no-build-isolation --no-deps --no-index -v --upgrade --target "$site435" . \
-        -Cbuild-dir=build/v435 -Ccmake.define.CO_BUILD_EXPERIMENTS=OFF
+        -Cbuild-dir=build/v435
     ) > "$log435" 2>&1 &
     pid_435=$!
   fi
@@ -148,7 +148,7 @@ stage_nvfp4() {
   local pre420="" pre435=""
   [ -x build/gpu/co_doctor_nvfp4_hopper_original ] && pre420=$root/build/gpu
   [ -x build/v435/co_doctor_nvfp4_hopper_original ] && pre435=$root/build/v435
-  COMMIT=$CO_GIT_COMMIT PREBUILT_420=$pre420 PREBUILT_435=$pre435 SKIP_PYTEST=1 \
+  COMMIT=$CO_GIT_COMMIT PREBUILT_420=$pre420 PREBUILT_435=$pre435 SKIP_PYTEST=1 SITE_435=$site435 \
     scripts/nvfp4-host-path-evidence.sh "$dir" ${CUTLASS_435_DIR:-} 2>&1 | tee "$dir/evidence.log" || status=1
 }
 

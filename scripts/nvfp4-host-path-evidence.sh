@@ -75,5 +75,11 @@ if [ -z "${SKIP_DOCTOR:-}" ]; then  # not SKIP_PYTEST: gpu-evidence.sh sets that
     tee "$OUT/pipeline-doctor-sm90.log"
   (cd /tmp && $PY -m cutlass_overhead.doctor 128 4096 4096 --quick --host-path-on-hopper \
     --json "$OUT/pipeline-doctor-nvfp4-hopper-128x4096x4096.json") 2>&1 | tee "$OUT/pipeline-doctor-nvfp4-hopper.log"
+  # The CUTLASS version, a full run (not --quick), with its -O0 suspect: the v4.3.5 package SITE_435 holds.
+  if [ -d "${SITE_435:-}/cutlass_overhead" ]; then
+    (cd /tmp && PYTHONPATH=$SITE_435 $PY -m cutlass_overhead.doctor 128 4096 4096 --host-path-on-hopper \
+      --json "$OUT/pipeline-doctor-v4.3.5-nvfp4-hopper-128x4096x4096.json") 2>&1 |
+      tee "$OUT/pipeline-doctor-v4.3.5-nvfp4-hopper.log"
+  fi
 fi
 echo "done: $OUT"
