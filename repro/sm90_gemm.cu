@@ -1,6 +1,5 @@
 // The Hopper twin of the seed: an SM90 TMA warp-specialized bf16 GEMM (C and D both present)
 // called in exactly runNvfp4Gemm's pattern, so the host path can be measured on an H200.
-#include <chrono>
 #include <stdexcept>
 #include <string>
 #include "cutlass/cutlass.h"
@@ -13,10 +12,8 @@
 #include "cutlass/util/packed_stride.hpp"
 #include "params_reuse_opt_in.h"
 
-#include <memory>
-#include <vector>
-
 #include "bench.cuh"
+#include "experiments.cuh"
 #include "gemm_api.h"
 
 using namespace cute;
@@ -127,117 +124,17 @@ BenchResult bench(Operands const& o, BenchOptions const& options) {
 }
 
 BenchResult bench_layer(int m, BenchOptions const& options) {
-  using Gemm = KernelConfigSm90::Gemm;
-  if (m < 1) throw std::invalid_argument("M must be positive");
-  if (options.mode == Mode::kFloor && options.rotation != 1) {
-    throw std::invalid_argument("mode floor builds its Params once, so its operands cannot change (rotation 1)");
-  }
-  if (options.mode != Mode::kSeed && options.mode != Mode::kInitializeRun && options.mode != Mode::kUpdateRun &&
-      options.mode != Mode::kFloor) {
-    throw std::invalid_argument(std::string("the layer benchmark has no mode ") + mode_name(options.mode));
-  }
-  std::size_t const elem = sizeof(KernelConfigSm90::ElementA);
-  struct Step {
-    Operands ops;
-    DeviceBuffer w, a, d;
-    std::unique_ptr<Rotation> as, ds;
-    std::unique_ptr<ModeCall<Gemm>> call;
-  };
-  std::vector<Step> steps;
-  for (LayerGemm const& g : kLayerGemms) {
-    Step s;
-    s.w = zeroed_buffer(elem * g.n * g.k);
-    s.a = zeroed_buffer(elem * m * g.k);
-    s.d = zeroed_buffer(elem * m * g.n);
-    s.as = std::make_unique<Rotation>(s.a.get(), elem * m * g.k, options.rotation);
-    s.ds = std::make_unique<Rotation>(s.d.get(), elem * m * g.n, options.rotation);
-    s.ops.a = s.a.get();
-    s.ops.b = s.w.get();
-    s.ops.c = s.ops.d = s.d.get();
-    s.ops.m = m;
-    s.ops.n = g.n;
-    s.ops.k = g.k;
-    steps.push_back(std::move(s));
-  }
-  // The fills ran on the legacy stream, which options.stream (non-blocking) does not wait for.
-  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after filling the layer's buffers");
-  auto operands = [](Step const& s, long long call) {
-    Operands x = s.ops;
-    x.a = s.as->at(call);
-    x.c = x.d = s.ds->at(call);
-    return x;
-  };
-  auto args = [](Operands const& x) {
-    return args_from_options<KernelConfigSm90>(x.d, x.a, x.b, x.c, x.alpha, x.beta, x.m, x.n, x.k);
-  };
-  std::vector<typename Gemm::Arguments> first;  // the floor's (its Params never change)
-  if (options.mode != Mode::kSeed) {
-    for (Step& s : steps) {
-      first.push_back(args(operands(s, 0)));
-      s.call = std::make_unique<ModeCall<Gemm>>(options.mode, first.back(), options.stream);
-    }
-  }
-  long long call = 0;
-  BenchResult r = time_loop([&] {
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-      Step& s = steps[i];
-      if (options.mode == Mode::kSeed) {
-        run_seed(operands(s, call), options.stream);
-      } else if (options.mode == Mode::kFloor) {
-        PhaseScope phase;
-        (*s.call)(first[i], phase);
-      } else {
-        PhaseScope phase;
-        phase.enter(Phase::kArgs);
-        (*s.call)(args(operands(s, call)), phase);
-      }
-    }
-    ++call;
-  }, options);
-  return r;
+  return experiments::bench_layer<KernelConfigSm90::Gemm, Operands>(
+      m, sizeof(KernelConfigSm90::ElementA), kLayerGemms, options,
+      [&](Operands const& x) { run_seed(x, options.stream); },
+      [](Operands const& x) {
+        return args_from_options<KernelConfigSm90>(x.d, x.a, x.b, x.c, x.alpha, x.beta, x.m, x.n, x.k);
+      });
 }
 
 double initialize_part_ns(Operands const& o, char const* part, int iterations) {
-  using Gemm = KernelConfigSm90::Gemm;
-  using GemmKernel = Gemm::GemmKernel;
-  if (iterations < 1) throw std::invalid_argument("iterations must be >= 1");
-  auto args = args_from_options<KernelConfigSm90>(o.d, o.a, o.b, o.c, o.alpha, o.beta, o.m, o.n, o.k);
-  cutlass::device_memory::allocation<uint8_t> workspace(Gemm::get_workspace_size(args));
-  Gemm gemm;
-  // The first initialize() pays the one-time costs (entry points, module load, the attribute in the
-  // patched build); the loops below time the steady state, as the seed's loop sees it.
-  CUTLASS_CHECK(gemm.initialize(args, workspace.get()));
-  auto time = [iterations](auto&& call) {
-    for (int i = 0; i < 8; ++i) call();
-    auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < iterations; ++i) {
-      call();
-      asm volatile("" ::: "memory");  // keep each call: nothing may be hoisted out of the loop
-    }
-    std::chrono::duration<double, std::nano> elapsed = std::chrono::steady_clock::now() - start;
-    return elapsed.count() / iterations;
-  };
-  std::string const name(part);
-  if (name == "get_workspace_size") {
-    std::size_t volatile sink = 0;
-    return time([&] { sink = Gemm::get_workspace_size(args); });
-  }
-  if (name == "can_implement") {
-    return time([&] { CUTLASS_CHECK(Gemm::can_implement(args)); });
-  }
-  if (name == "to_underlying_arguments") {
-    typename Gemm::Params params;
-    double ns = time([&] { params = GemmKernel::to_underlying_arguments(args, workspace.get()); });
-    asm volatile("" : : "r"(&params) : "memory");
-    return ns;
-  }
-  if (name == "initialize_workspace") {
-    return time([&] { CUTLASS_CHECK(GemmKernel::initialize_workspace(args, workspace.get())); });
-  }
-  if (name == "initialize") {
-    return time([&] { CUTLASS_CHECK(gemm.initialize(args, workspace.get())); });
-  }
-  throw std::invalid_argument("unknown initialize part '" + name + "'");
+  return experiments::initialize_part_ns<KernelConfigSm90::Gemm>(
+      args_from_options<KernelConfigSm90>(o.d, o.a, o.b, o.c, o.alpha, o.beta, o.m, o.n, o.k), part, iterations);
 }
 
 std::size_t params_bytes() { return sizeof(KernelConfigSm90::Gemm::Params); }

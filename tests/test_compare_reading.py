@@ -71,30 +71,36 @@ def platform_row(text: str, label: str) -> list[str]:
 
 
 def test_the_platform_lines_stand_beside_the_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # A DRIVE OS reading as the stamp writes it, beside the committed H200 one, which predates the platform block:
-    # every line of the block reads "not recorded" there, never a guess.
+    # A DRIVE OS reading as the stamp writes it, beside the committed H200 one, which records its own platform
+    # (neither: an x86 server).
     root = tmp_path / "root" / "etc/nvidia"
     root.mkdir(parents=True)
     (root / "version-ubuntu-rootfs.txt").write_text("7.0.5.0-43328940\n")
     reading = json.loads(REFERENCE.read_text())
-    assert "platform" not in reading["stamp"]
+    assert json.loads(REFERENCE.read_text())["stamp"]["platform"]["platform"] == "neither"
     reading["stamp"].update(gpu="NVIDIA Thor", compute_capability="10.1", cuda_driver_api="12.8", build_type="Debug",
                             cuda_archs=["101a"], platform=stamp.platform_info(tmp_path / "root"))
     mine = tmp_path / "co-doctor.json"
     mine.write_text(json.dumps(reading))
     assert doctor.main(["--compare", str(mine)]) == 0
     out = capsys.readouterr().out
-    assert platform_row(out, "JetPack or DRIVE OS") == [
-        "JetPack or DRIVE OS", "DRIVE OS (DRIVE OS: driveos_rootfs_version)", "not recorded"]
-    assert platform_row(out, "DRIVE OS release; rootfs version; rootfs manifest")[1:] == [
-        "not present, 7.0.5.0-43328940, not present", "not recorded"]
+    assert platform_row(out, "JetPack or DRIVE OS")[:2] == [
+        "JetPack or DRIVE OS", "DRIVE OS (DRIVE OS: driveos_rootfs_version)"]
+    assert platform_row(out, "JetPack or DRIVE OS")[2].startswith("neither")
+    assert platform_row(out, "DRIVE OS release; rootfs version; rootfs manifest")[1] == \
+        "not present, 7.0.5.0-43328940, not present"
     assert platform_row(out, "build type; archs")[1:] == ["Debug; 101a", "Release; 90a"]
     assert platform_row(out, "GPU")[1] == "NVIDIA Thor (compute capability 10.1)"
     assert "does not record" not in out  # the reading records its platform: nothing to ask for
 
 
-def test_a_reading_without_the_platform_block_asks_for_it(capsys: pytest.CaptureFixture[str]) -> None:
-    assert doctor.main(["--compare", str(REFERENCE), "--reference", str(REFERENCE)]) == 0
+def test_a_reading_without_the_platform_block_asks_for_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A reading from before the stamp had a platform block: every line of it reads "not recorded", never a guess.
+    reading = json.loads(REFERENCE.read_text())
+    del reading["stamp"]["platform"]
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(reading))
+    assert doctor.main(["--compare", str(old), "--reference", str(old)]) == 0
     out = capsys.readouterr().out
     assert platform_row(out, "JetPack or DRIVE OS")[1:] == ["not recorded", "not recorded"]
     assert "`cat /etc/nv_tegra_release`) or DRIVE OS (its release), which your reading does not record" in out
