@@ -26,8 +26,8 @@
 # Both packages are regular (not editable) installs: an editable install's import hook would shadow the
 # v4.3.5 package that PYTHONPATH puts first.
 # Env: TEST_ARGS (extra pytest arguments), REPORT_435_ARGS (e.g. --quick for the v4.3.5 report).
-# Offline machines: install the nvidia-cutlass and nvidia-cuda-cuobjdump wheels first and keep nanobind and
-# scikit-build-core in the environment; nothing is built in an isolated environment.
+# Offline machines: `. scripts/offline-inputs.sh unpack DIR` first (the wheels, the CUTLASS trees, googletest;
+# see there); keep nanobind and scikit-build-core in the environment; nothing is built in an isolated environment.
 # Every output directory gets stamp.txt: GPU, driver, CUDA, CUTLASS, patch series, repository commit.
 set -uo pipefail
 out=${1:?usage: scripts/gpu-evidence.sh OUT_DIR STAGE...}
