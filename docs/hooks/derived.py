@@ -17,7 +17,7 @@ def group_of(api: str, domain: str | None = None) -> str:
     return V.group_of(api, domain).slug
 
 
-# A priced part of the pipeline's verdict, as analysis.verdict writes it: "run: 2 x cudaFuncSetAttribute (count x unit cost)".
+# A priced part of a verdict, as analysis.verdict writes it: "run: 2 x cudaFuncSetAttribute (count x unit cost)".
 PRICED_PART = re.compile(r"^(\w+): ([\d.]+) x (\w+) \(count x unit cost\)$")
 # The part sums by the names hostpath.part_sums gives the retired C++ doctor's, from vocabulary API groups.
 PART_OF_GROUP = {"func_attributes": "attributes", "lookups": "lookups", "encodes": "encodes",
@@ -25,8 +25,8 @@ PART_OF_GROUP = {"func_attributes": "attributes", "lookups": "lookups", "encodes
 
 
 def verdict_part_sums(parts: list[dict[str, Any]]) -> dict[str, float]:
-    """The verdict's parts (report or doctor, one schema) summed: each priced part summed by its API's group, the rest of initialize
-    and run, everything, and `priced` (attribute calls, lookups, encodes and version queries together)."""
+    """A verdict's parts (the report's or the doctor's: one schema) summed: each priced part by its API's group, the
+    rest of initialize and run, everything, and `priced` (attribute calls, lookups, encodes and version queries)."""
     sums = dict.fromkeys(("attributes", "lookups", "encodes", "version_queries", "rest_init_run", "all"), 0.0)
     for part in parts:
         text, us = part["part"], part["us"]
@@ -60,7 +60,8 @@ def derive(results: dict[str, Any]) -> dict[str, Any]:
     # Each variant's kernel duration in the CUPTI timelines (median of the calls recorded).
     d["timeline_kernel_us"] = {}
     for entry in results.get("timeline") or []:
-        kernels = sorted(r["end_us"] - r["start_us"] for r in entry.get("records") or [] if r.get("kind") == "kernel")
+        kernels = sorted(r["end_us"] - r["start_us"] for r in entry.get("records") or []
+                         if r.get("kind") == "kernel")
         if kernels:
             d["timeline_kernel_us"][entry["variant"]] = kernels[len(kernels) // 2]
     if (results.get("verdict") or {}).get("parts"):
