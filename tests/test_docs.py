@@ -338,12 +338,3 @@ def test_every_name_the_doctor_prints_is_explained_where_the_author_reads_it() -
         assert f"* **`{status}`, {name.lower().replace('_', ' ')}**" in glossary, f"{GLOSSARY} lacks --inspect's {name}"
     assert f'include_file("{GLOSSARY}"' in (REPO / "docs/reproduce.md").read_text()
 
-
-def test_the_verdicts_split_prices_the_calls_the_bound_prices() -> None:
-    """The pages quote two views of one call, the verdict's parts and the bound: they must price the same calls."""
-    for name in loading.RUNS.values():
-        d = derived.derive(json.loads((REPO / loading.RESULTS / name / "results.json").read_text()))
-        if "bound" not in d:
-            continue
-        assert d["verdict_parts"]["priced"] == pytest.approx(d["bound"]["blamed_us"], rel=1e-6), name
-        assert d["verdict_parts"]["all"] > d["verdict_parts"]["priced"] > 0, name

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .vocabulary import V
@@ -15,31 +14,6 @@ TARGETS = {"run_stream_vs_bare_launch": 1.2}
 
 def group_of(api: str, domain: str | None = None) -> str:
     return V.group_of(api, domain).slug
-
-
-# A priced part of a verdict, as analysis.verdict writes it: "run: 2 x cudaFuncSetAttribute (count x unit cost)".
-PRICED_PART = re.compile(r"^(\w+): ([\d.]+) x (\w+) \(count x unit cost\)$")
-# The part sums by the names hostpath.part_sums gives the retired C++ doctor's, from vocabulary API groups.
-PART_OF_GROUP = {"func_attributes": "attributes", "lookups": "lookups", "encodes": "encodes",
-                 "version_queries": "version_queries"}
-
-
-def verdict_part_sums(parts: list[dict[str, Any]]) -> dict[str, float]:
-    """A verdict's parts (the report's or the doctor's: one schema) summed: each priced part by its API's group, the
-    rest of initialize and run, everything, and `priced` (attribute calls, lookups, encodes and version queries)."""
-    sums = dict.fromkeys(("attributes", "lookups", "encodes", "version_queries", "rest_init_run", "all"), 0.0)
-    for part in parts:
-        text, us = part["part"], part["us"]
-        sums["all"] += us
-        priced = PRICED_PART.match(text)
-        if priced:
-            key = PART_OF_GROUP.get(group_of(priced.group(3)))
-            if key:
-                sums[key] += us
-        elif text in ("initialize: rest of the phase", "run: rest of the phase"):
-            sums["rest_init_run"] += us
-    sums["priced"] = sums["attributes"] + sums["lookups"] + sums["encodes"] + sums["version_queries"]
-    return sums
 
 
 def derive(results: dict[str, Any]) -> dict[str, Any]:
@@ -64,8 +38,6 @@ def derive(results: dict[str, Any]) -> dict[str, Any]:
                          if r.get("kind") == "kernel")
         if kernels:
             d["timeline_kernel_us"][entry["variant"]] = kernels[len(kernels) // 2]
-    if (results.get("verdict") or {}).get("parts"):
-        d["verdict_parts"] = verdict_part_sums(results["verdict"]["parts"])
     sweep = results.get("sweep") or []
     errors = [abs(r["loop_us"] - r["model_us"]) / r["loop_us"] * 100.0 for r in sweep if r.get("loop_us")]
     if errors:
@@ -97,7 +69,9 @@ def derive(results: dict[str, Any]) -> dict[str, Any]:
                                  "remainder_us": measured - explained,
                                  "explained_pct": 100.0 * explained / measured if measured else None,
                                  "by_group_us": by_group, "descriptors_us": descriptors,
-                                 "blamed_us": descriptors + by_group["func_attributes"]}
+                                 "blamed_us": descriptors + by_group["func_attributes"],
+                                 "rest_init_run_us": sum(r["remainder_us"] for r in rows
+                                                         if r["phase"] in ("initialize", "run"))}
     # The bound: what the calls the issue blames (and the attribute calls beside them) cost per call here,
     # and how much slower each would have to be on the issue's machine to make its implied host time.
     seed_attr = d["attribution"].get("original/seed")

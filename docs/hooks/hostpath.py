@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .derived import verdict_part_sums
 from .errors import ResultsError
 from .formatting import cell_count, cell_iqr, fmt_num
 from .loading import RESULTS
@@ -96,7 +95,6 @@ def pipeline_reading(doc: dict[str, Any]) -> dict[str, Any]:
     suspects = {by_text[s["suspect"]]: s for s in doc["verdict"]["suspects"] if s["suspect"] in by_text}
     first = doc["suspects"]["first_call"]
     return {"host": doc["timings"]["original/seed"]["host"], "suspects": suspects,
-            "parts": verdict_part_sums(doc["verdict"]["parts"]),
             "x": {key: s["ratio"]["median"] for key, s in suspects.items() if s.get("ratio")},
             "first_call_us": first["first_us"], "second_call_us": first["second_us"],
             "elapsed_s": doc["elapsed_s"], "quick": doc["stamp"]["quick"]}
