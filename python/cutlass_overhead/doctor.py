@@ -77,7 +77,8 @@ def diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
         print(f"{PROG}: {one_line(str(error))}", file=sys.stderr)
         return 2
     ctx.fresh_process = subprocess_first_call()
-    results = new_results(kind, status, stamp(gpu, None, args.quick, list(argv), program="cutlass-overhead-doctor"), ctx.headline)
+    stamped = stamp(gpu, None, args.quick, list(argv), program=PROG)
+    results = new_results(kind, status, stamped, ctx.headline)
     started = time.monotonic()
     measure_all(ctx, results)
     results["elapsed_s"] = time.monotonic() - started

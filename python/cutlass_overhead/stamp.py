@@ -19,8 +19,8 @@ from typing import Any
 def _command(argv: Sequence[str] | None, program: str) -> str:
     if argv is not None:
         return shlex.join([program, *argv])
-    program = Path(sys.argv[0]).name
-    prefix = ["python", "-m", "cutlass_overhead"] if program == "__main__.py" else [program]
+    script = Path(sys.argv[0]).name
+    prefix = ["python", "-m", "cutlass_overhead"] if script == "__main__.py" else [script]
     return shlex.join([*prefix, *sys.argv[1:]])
 
 
