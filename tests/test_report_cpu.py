@@ -191,10 +191,13 @@ def test_attribution_uses_the_timeline_for_nesting() -> None:
 
 def test_search_moves_towards_the_issue_kernel_time() -> None:
     search = measured_fake()["kernel_search"]
-    start = search["tried"][0]
+    start, step = search["tried"][:2]
     assert (start["m"], start["n"], start["k"]) == child.SEARCH_START
-    target = analysis.ISSUE_KERNEL_US
-    assert abs(search["chosen"]["kernel_us"] - target) < abs(start["kernel_us"] - target)
+    # The second try is K scaled by the first try's kernel time to the issue's; with the fake's SYNTHETIC kernel
+    # times (linear in K) that try is the one chosen.
+    scaled_k = analysis.next_k(start["k"], start["kernel_us"], analysis.ISSUE_KERNEL_US)
+    assert (step["m"], step["n"], step["k"]) == (start["m"], start["n"], scaled_k)
+    assert search["chosen"] == step
 
 
 # ---- Pure helpers ---------------------------------------------------------------------------------
