@@ -32,7 +32,7 @@ log=$out/cutlass-suites-$label-$phase.log
 # code the series changes: TMA descriptors (cute/hopper), cluster launch, an SM90 GEMM with clusters, stream-K,
 # an SM90 implicit-GEMM conv (im2col TMA), util.
 SERIES_TARGETS=${SERIES_TARGETS-"cutlass_test_unit_cluster_launch cutlass_test_unit_cute_hopper_tma_host_encode
-  cutlass_test_unit_cute_hopper_tma_host_encode_direct_driver_call
+  cutlass_test_unit_cute_hopper_tma_host_encode_entry_point_cache cutlass_test_unit_cute_hopper_tma_host_encode_direct_driver_call
   cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90
   cutlass_test_unit_gemm_device_universal_adapter_device_reset_sm90
   cutlass_test_unit_gemm_device_universal_adapter_params_reuse_sm90"}
@@ -46,15 +46,15 @@ SUITES=${SUITES:-"cutlass_test_unit_cute_hopper_tma_load cutlass_test_unit_cute_
 # Break checks: NAME|TARGET|GTEST_FILTER|FILE|PYTHON-REPLACE (old => new) -- each makes the named behaviour go
 # away in an otherwise fully patched tree; the filtered tests must then fail (or fail to report PASSED).
 BREAKS_LIST=(
-  "cluster-attribute-every-launch|cutlass_test_unit_cluster_launch|SM90_ClusterLaunch.PortableClusterDoesNotAllowNonPortable|include/cutlass/cluster_launch.hpp|if (is_non_portable_cluster_size(cluster_dims)) {=>if (true) {"
-  "fallback-cluster-every-launch|cutlass_test_unit_cluster_launch|SM90_ClusterLaunch.FallbackClusterAllowsNonPortableOnlyWhenNeeded|include/cutlass/cluster_launch.hpp|if (is_non_portable_cluster_size(preferred_cluster_dims) ||=>if (true ||"
-  "fallback-cluster-ignores-fallback|cutlass_test_unit_cluster_launch|SM90_ClusterLaunch.FallbackClusterAllowsNonPortableOnlyWhenNeeded|include/cutlass/cluster_launch.hpp|        is_non_portable_cluster_size(fallback_cluster_dims)) {=>        false) {"
-  "no-context-skipped|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_ThreadWithoutContext|include/cutlass/cuda_host_adapter.hpp|if (record != nullptr && record->load(std::memory_order_acquire) == context) {=>if (context == 0 || (record != nullptr && record->load(std::memory_order_acquire) == context)) {"
+  "cluster-attribute-every-launch|cutlass_test_unit_cluster_launch|ClusterLauncher.PortableClusterDoesNotAllowNonPortable|include/cutlass/cluster_launch.hpp|if (is_non_portable_cluster_size(cluster_dims)) {=>if (true) {"
+  "fallback-cluster-every-launch|cutlass_test_unit_cluster_launch|ClusterLauncher.FallbackClusterAllowsNonPortableOnlyWhenNeeded|include/cutlass/cluster_launch.hpp|if (is_non_portable_cluster_size(preferred_cluster_dims)) {=>if (true) {"
   "driver-version-before-size|cutlass_test_unit_cute_hopper_tma_host_encode|CuTe_TmaHostEncode.Tma_Descriptor_Driver_Version_Only_For_Small_Tensors|include/cute/atom/copy_traits_sm90_tma.hpp|<base>"
-  "lookup-every-call|cutlass_test_unit_cute_hopper_tma_host_encode|CuTe_TmaHostEncode.Tma_Encode_Looks_Up_Driver_Entry_Point_Once:CuTe_TmaHostEncode.Tma_Encode_On_A_New_Thread|include/cutlass/cuda_host_adapter.hpp|void* pfn = slot.load(std::memory_order_acquire);=>void* pfn = nullptr;"
-  "attribute-every-call|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_SetOncePerContext|include/cutlass/cuda_host_adapter.hpp|record->load(std::memory_order_acquire) == context=>false"
-  "record-ignores-context|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_SecondContext:*KernelAttributes_TwoDevices*|include/cutlass/cuda_host_adapter.hpp|record->load(std::memory_order_acquire) == context=>record->load(std::memory_order_acquire) != 0"
-  "record-ignores-device|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_TwoDevices*|include/cutlass/cuda_host_adapter.hpp|return &context_of_device[device];=>return &context_of_device[0];"
+  "lookup-every-call|cutlass_test_unit_cute_hopper_tma_host_encode_entry_point_cache|CuTe_TmaHostEncode.Tma_Encode_Driver_Entry_Point_Lookups|include/cutlass/cuda_host_adapter.hpp|void* pfn = slot.load(std::memory_order_acquire);=>void* pfn = nullptr;"
+  "no-context-skipped|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_ThreadWithoutContext|include/cutlass/detail/kernel_attribute_once.hpp|if (record != nullptr && record->load(std::memory_order_acquire) == context) {=>if (context == 0 || (record != nullptr && record->load(std::memory_order_acquire) == context)) {"
+  "attribute-every-call|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_SetOncePerContext|include/cutlass/detail/kernel_attribute_once.hpp|record->load(std::memory_order_acquire) == context=>false"
+  "record-ignores-context|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_SecondContext:*KernelAttributes_GreenContext:*KernelAttributes_TwoDevices*|include/cutlass/detail/kernel_attribute_once.hpp|record->load(std::memory_order_acquire) == context=>record->load(std::memory_order_acquire) != 0"
+  "record-survives-reset|cutlass_test_unit_gemm_device_universal_adapter_device_reset_sm90|*KernelAttributes_After*|include/cutlass/detail/kernel_attribute_once.hpp|record->load(std::memory_order_acquire) == context=>record->load(std::memory_order_acquire) != 0"
+  "record-ignores-device|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90|*KernelAttributes_TwoDevices*|include/cutlass/detail/kernel_attribute_once.hpp|return &context_of_device[device];=>return &context_of_device[0];"
   "no-params-reuse|cutlass_test_unit_gemm_device_universal_adapter_params_reuse_sm90|*ParamsReuse_SameArguments|include/cutlass/gemm/device/gemm_universal_adapter.h|return valid_ && workspace_ == workspace=>return false && workspace_ == workspace"
   "key-ignores-arguments|cutlass_test_unit_gemm_device_universal_adapter_params_reuse_sm90|*ParamsReuse_ChangedArguments|include/cutlass/gemm/device/gemm_universal_adapter.h|std::memcmp(args_, &args, sizeof(Arguments)) == 0=>true"
 )

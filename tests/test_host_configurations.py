@@ -1,7 +1,9 @@
-"""The patched CUTLASS headers compile in the host configurations CUTLASS supports besides the default one:
-CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL, a CudaHostAdapter build, per-thread default streams, and the QNX safety
-build, where cuda_host_adapter.hpp does not include cudaTypedefs.h (simulated by an empty cudaTypedefs.h first on
-the include path). Needs nvcc, no GPU: tests/data/host_configurations.cu is compiled, never run."""
+"""The patched CUTLASS headers compile in the host configurations CUTLASS supports: the default one,
+CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL, a CudaHostAdapter build, per-thread default streams, the series' opt-ins
+(CUTLASS_ENABLE_CUDA_DRIVER_ENTRY_POINT_CACHE, CUTLASS_ENABLE_KERNEL_ATTRIBUTES_ONCE), and the QNX safety build,
+where cuda_host_adapter.hpp does not include cudaTypedefs.h (simulated by an empty cudaTypedefs.h first on the
+include path and the QNX macros defined). Needs nvcc, no GPU: tests/data/host_configurations.cu is compiled,
+never run."""
 
 from __future__ import annotations
 
@@ -18,12 +20,21 @@ from test_build import patched_copy  # noqa: E402
 SOURCE = Path(__file__).resolve().parent / "data" / "host_configurations.cu"
 
 # name: (extra nvcc arguments, whether cudaTypedefs.h is shadowed)
+CACHE = "-DCUTLASS_ENABLE_CUDA_DRIVER_ENTRY_POINT_CACHE"
+ONCE = "-DCUTLASS_ENABLE_KERNEL_ATTRIBUTES_ONCE"
+QNX = ["-DCO_SIMULATE_QNX_SAFETY"]  # tests/data/host_configurations.cu defines the QNX macros
 CONFIGURATIONS = {
+    "default": ([], False),
+    "entry-point cache": ([CACHE], False),
+    "kernel attributes once": ([ONCE], False),
+    "entry-point cache, kernel attributes once": ([CACHE, ONCE], False),
     "direct driver calls": (["-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL"], False),
+    "direct driver calls, both opt-ins": (["-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL", CACHE, ONCE], False),
     "CudaHostAdapter": (["-DCUTLASS_ENABLE_CUDA_HOST_ADAPTER=true"], False),
-    "per-thread default stream": (["--default-stream", "per-thread"], False),
+    "per-thread default stream, both opt-ins": (["--default-stream", "per-thread", CACHE, ONCE], False),
     # QNX safety builds call the driver directly: the wrapped mode needs cudaTypedefs.h on any CUTLASS.
-    "QNX safety (no cudaTypedefs.h), direct driver calls": (["-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL"], True),
+    "QNX safety (no cudaTypedefs.h), direct driver calls, both opt-ins":
+        (["-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL", CACHE, ONCE, *QNX], True),
 }
 
 
@@ -60,16 +71,15 @@ def test_patched_headers_compile_in_each_host_configuration(patched_headers: Pat
 
 
 def test_the_qnx_case_fails_on_a_header_that_names_a_cudatypedefs_type(patched_headers: Path, tmp_path: Path) -> None:
-    """The check itself: direct-call code that names PFN_cuCtxGetId_v12000 (as an earlier state of the series did)
-    compiles with cudaTypedefs.h and fails without it."""
+    """The check itself: code that names PFN_cuCtxGetId_v12000 outside the QNX guard (as an earlier state of the
+    series did) compiles with cudaTypedefs.h and fails without it."""
     broken = tmp_path / "broken"
     shutil.copytree(patched_headers / "include", broken / "include")
-    adapter = broken / "include/cutlass/cuda_host_adapter.hpp"
-    direct = "  if (cuCtxGetId(nullptr, &id) != CUDA_SUCCESS) {"
-    text = adapter.read_text()
-    assert direct in text, "current_context_id()'s direct call changed: update this test's edit"
-    adapter.write_text(text.replace(direct, "  PFN_cuCtxGetId_v12000 get_id = &cuCtxGetId;\n"
-                                            "  if (get_id(nullptr, &id) != CUDA_SUCCESS) {"))
-    extra, _ = CONFIGURATIONS["QNX safety (no cudaTypedefs.h), direct driver calls"]
+    header = broken / "include/cutlass/detail/kernel_attribute_once.hpp"
+    guarded = "inline unsigned long long\ncurrent_context_id() {\n"
+    text = header.read_text()
+    assert guarded in text, "current_context_id() changed: update this test's edit"
+    header.write_text(text.replace(guarded, guarded + "  PFN_cuCtxGetId_v12000 get_id = &cuCtxGetId;\n  (void) get_id;\n"))
+    extra, _ = CONFIGURATIONS["QNX safety (no cudaTypedefs.h), direct driver calls, both opt-ins"]
     assert compile_errors(broken, extra, None, tmp_path / "with.o") == ""
     assert "PFN_cuCtxGetId_v12000" in compile_errors(broken, extra, shadowed_typedefs(tmp_path), tmp_path / "without.o")

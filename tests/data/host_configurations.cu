@@ -1,6 +1,12 @@
 // Compiled (never run) by tests/test_host_configurations.py against the patched CUTLASS headers, once per
 // host configuration CUTLASS supports: the host code the series adds, instantiated where it is a template.
 #include <cuda.h>
+#include <cuda_runtime.h>
+#if defined(CO_SIMULATE_QNX_SAFETY)
+// After the CUDA headers, which do not build for QNX on Linux: CUTLASS's own QNX guards see these.
+#define __QNX__ 800
+#define NV_IS_SAFETY 1
+#endif
 
 #include "cutlass/cutlass.h"
 #include "cutlass/gemm/device/gemm_universal_adapter.h"
@@ -8,6 +14,9 @@
 #include "cutlass/cuda_host_adapter.hpp"
 #include "cute/tensor.hpp"
 #include "cute/atom/copy_traits_sm90_tma.hpp"
+#if defined(CO_EXPECT_ATTRIBUTE_RECORD)
+#include "cutlass/detail/kernel_attribute_once.hpp"
+#endif
 
 struct Tag {};
 
