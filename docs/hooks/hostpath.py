@@ -26,6 +26,8 @@ VARIANTS = ("original", "patched")
 DOCTOR = {kind: f"doctor-{kind}-{V.HEADLINE_LABEL}.json" for kind in KINDS}
 # The pipeline doctor's readings (cutlass-overhead-doctor: the report's schema), beside the retired C++ doctor's.
 PIPELINE = {kind: f"pipeline-doctor-{kind}-{V.HEADLINE_LABEL}.json" for kind in KINDS}
+# The version, a full run (not --quick): the reading the pages quote for the NVFP4 code.
+PIPELINE_435 = f"pipeline-doctor-v4.3.5-nvfp4-hopper-{V.HEADLINE_LABEL}.json"
 # The API groups counted per phase (vocabulary slugs), and the one API counted beside them.
 COUNTED_GROUPS = V.DESCRIPTOR_GROUPS
 ATTRIBUTE_API = "cudaFuncSetAttribute"
@@ -85,6 +87,7 @@ def load(root: Path) -> dict[str, Any]:
     data["parts"] = {kind: part_sums(doc["verdict"]) for kind, doc in data["doctor"].items()}
     data["pipeline_doc"] = {kind: _read(where / file) for kind, file in PIPELINE.items()}
     data["pipeline"] = {kind: pipeline_reading(doc) for kind, doc in data["pipeline_doc"].items()}
+    data["pipeline_435"] = pipeline_reading(_read(where / PIPELINE_435))
     return data
 
 
