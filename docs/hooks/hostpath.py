@@ -87,7 +87,8 @@ def load(root: Path) -> dict[str, Any]:
     data["parts"] = {kind: part_sums(doc["verdict"]) for kind, doc in data["doctor"].items()}
     data["pipeline_doc"] = {kind: _read(where / file) for kind, file in PIPELINE.items()}
     data["pipeline"] = {kind: pipeline_reading(doc) for kind, doc in data["pipeline_doc"].items()}
-    data["pipeline_435"] = pipeline_reading(_read(where / PIPELINE_435))
+    data["pipeline_doc"]["nvfp4-hopper-v4.3.5"] = _read(where / PIPELINE_435)
+    data["pipeline_435"] = pipeline_reading(data["pipeline_doc"]["nvfp4-hopper-v4.3.5"])
     return data
 
 

@@ -81,7 +81,7 @@ def macros(root: Path, runs: dict[str, Run], repo_url: str) -> list[Callable[...
         return hostpath.label_banner(host_path()) + "\n\n" + hostpath.table_matrix(host_path(), version, kind)
 
     def doctor_reading(kind: str) -> str:
-        """The doctor's verdict for one committed reading (`sm90` or `nvfp4-hopper`)."""
+        """The doctor's verdict for one committed reading (`sm90`, `nvfp4-hopper`, `nvfp4-hopper-v4.3.5`)."""
         return hostpath.table_doctor(host_path(), kind)
 
     def patch_list() -> str:
