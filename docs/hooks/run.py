@@ -80,7 +80,8 @@ class Run:
     def table_headline(self) -> str:
         timings, calls = self.need("timings"), self.derived["calls"]
         keys = [k for k in ("original/seed", "patched/seed", "original/floor") if k in timings]
-        heads = {"original/seed": "issue's<br>pattern", "patched/seed": "patched", "original/floor": "floor"}
+        heads = {"original/seed": "issue's pattern,<br>pristine CUTLASS", "patched/seed": "issue's pattern,<br>patched",
+                 "original/floor": "floor: kept `Gemm`,<br>`run(stream)`, pristine"}
         rows = [["entry-point lookups"] + [cell_count(calls[k]["total"]["lookups"]) for k in keys],
                 ["`cuTensorMapEncodeTiled`"] + [cell_count(calls[k]["total"]["encodes"]) for k in keys],
                 ["runtime API calls"] + [cell_count(calls[k]["total"]["runtime"]) for k in keys],
