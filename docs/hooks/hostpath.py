@@ -24,10 +24,10 @@ KINDS = {"nvfp4-hopper": "the issue's NVFP4 `runNvfp4Gemm`, host path on Hopper"
          "sm90": "the SM90 bf16 twin (kernel runs)"}
 VARIANTS = ("original", "patched")
 DOCTOR = {kind: f"doctor-{kind}-{V.HEADLINE_LABEL}.json" for kind in KINDS}
-# The pipeline doctor's readings (cutlass-overhead-doctor: the report's schema), beside the retired C++ doctor's.
-PIPELINE = {kind: f"pipeline-doctor-{kind}-{V.HEADLINE_LABEL}.json" for kind in KINDS}
-# The version, a full run (not --quick): the reading the pages quote for the NVFP4 code.
-PIPELINE_435 = f"pipeline-doctor-v4.3.5-nvfp4-hopper-{V.HEADLINE_LABEL}.json"
+# The pipeline doctor's readings (cutlass-overhead-doctor: the report's schema), beside the retired C++ doctor's;
+# and the version, a full run (not --quick): the reading the pages quote for the NVFP4 code.
+PIPELINE = {**{kind: f"pipeline-doctor-{kind}-{V.HEADLINE_LABEL}.json" for kind in KINDS},
+            "nvfp4-hopper-v4.3.5": f"pipeline-doctor-v4.3.5-nvfp4-hopper-{V.HEADLINE_LABEL}.json"}
 # The API groups counted per phase (vocabulary slugs), and the one API counted beside them.
 COUNTED_GROUPS = V.DESCRIPTOR_GROUPS
 ATTRIBUTE_API = "cudaFuncSetAttribute"
@@ -87,8 +87,6 @@ def load(root: Path) -> dict[str, Any]:
     data["parts"] = {kind: part_sums(doc["verdict"]) for kind, doc in data["doctor"].items()}
     data["pipeline_doc"] = {kind: _read(where / file) for kind, file in PIPELINE.items()}
     data["pipeline"] = {kind: pipeline_reading(doc) for kind, doc in data["pipeline_doc"].items()}
-    data["pipeline_doc"]["nvfp4-hopper-v4.3.5"] = _read(where / PIPELINE_435)
-    data["pipeline_435"] = pipeline_reading(data["pipeline_doc"]["nvfp4-hopper-v4.3.5"])
     return data
 
 
