@@ -1,4 +1,4 @@
-// The patched build's opt-in to Params reuse (patch/pr4-params-reuse-opt-in): every CUTLASS 3.x
+// The patched build's opt-in to Params reuse (patch/pr5-params-reuse-opt-in): every CUTLASS 3.x
 // GemmUniversal kernel of this translation unit declares that its Params depend only on its Arguments
 // and workspace, so run(args) right after initialize(args) launches the Params initialize() built
 // instead of encoding every TMA descriptor again. CMake defines CO_ENABLE_PARAMS_REUSE for a CUTLASS tree

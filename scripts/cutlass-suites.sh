@@ -10,7 +10,10 @@
 #   PHASE        build | run | all (default all). "build" needs no GPU (STUB_LIBCUDA=1 links against a generated
 #                stub libcuda.so.1; the GPU machine's driver is loaded at run time) and packs the binaries into
 #                OUT_DIR/cutlass-suites-bin.tar.xz; "run" unpacks that file where there is no build.
-#   SERIES (default series), BASE, LABEL (default main), JOBS, BUILD_TIMEOUT, RUN_TIMEOUT, CUDA_ARCHS (default 90a), GOOGLETEST_DIR
+#   SERIES (default series: a series file under patch/, or PR folders under patch/, e.g. "pr1-portable-clusters" for
+#   that PR alone, applied in the order given), BASE, LABEL (default main), JOBS, BUILD_TIMEOUT, RUN_TIMEOUT,
+#   SHARDS (default: the number of cores; a suite runs as that many gtest shards at once, since CUTLASS's GEMM
+#   testbeds check against a single-threaded host reference), CUDA_ARCHS (default 90a), GOOGLETEST_DIR
 #   (default /usr/src/googletest, the distribution's source package), WORK_DIR (default a new temporary one),
 #   SUITES (default: the upstream targets below), SERIES_TARGETS (default: the series' targets below; "" builds
 #   CUTLASS's suites only), BREAKS=1 (run phase: build the break checks, all at once, each in its own tree, then run
@@ -63,16 +66,23 @@ say() { echo "$*" | tee -a "$log"; }
 stamp() {  # the package's stamp writer (REPO_COMMIT, else CO_GIT_COMMIT, else this checkout's commit)
   say "# cutlass-suites.sh ($phase)"
   CO_GIT_COMMIT=${REPO_COMMIT:-${CO_GIT_COMMIT:-}} "${PYTHON:-python3}" "$repo/python/cutlass_overhead/stamp.py" \
-    --prefix "# " --repo "$repo" --series "$repo/patch/$SERIES" \
+    --prefix "# " --repo "$repo" $(for s in $SERIES; do printf -- '--series %s ' "$repo/patch/$s"; done) \
     --cutlass "$label at $(git ls-remote "$src" "${BASE:-HEAD}" 2>/dev/null | cut -c1-12 | head -1) (${BASE:-HEAD} of $src)" \
     --note "cmake: $(cmake --version | head -1)" 2>&1 | tee -a "$log"
   return "${PIPESTATUS[0]}"
 }
 
+series_patches() {  # the patches SERIES names, in order, one path a line
+  if [ -f "$repo/patch/$SERIES" ]; then
+    grep -v '^\s*\(#\|$\)' "$repo/patch/$SERIES" | sed "s#^#$repo/patch/#"
+  else
+    for pr in $SERIES; do ls "$repo/patch/$pr/"*.patch || return 1; done
+  fi
+}
+
 tree() {  # tree DIR: a clone of BASE with the series applied as commits
   rm -rf "$1" && git clone -q "$src" "$1" && git -C "$1" checkout -q --detach "${BASE:-HEAD}" &&
-    grep -v '^\s*\(#\|$\)' "$repo/patch/$SERIES" | sed "s#^#$repo/patch/#" |
-      xargs git -C "$1" -c user.name=t -c user.email=t@localhost am -q
+    series_patches | xargs git -C "$1" -c user.name=t -c user.email=t@localhost am -q
 }
 
 configure() {  # configure SRC BUILD
@@ -97,12 +107,21 @@ binary() {  # binary BUILD TARGET: the built executable, if any
   find "$1/test" -type f -name "$2" -perm -u+x 2>/dev/null | head -1
 }
 
-run_binary() {  # run_binary BIN [FILTER]: runs it, prints its gtest summary; returns its exit status
-  local bin=$1 filter=${2:-*} text rc
-  text=$( (cd "$(dirname "$bin")" && timeout "${RUN_TIMEOUT:-300}" "$bin" --gtest_color=no --gtest_filter="$filter") 2>&1)
-  rc=$?
-  echo "$text" > "$work/run-$(basename "$bin")-$(echo "$filter" | tr -c 'A-Za-z0-9_\n' '_').log"
-  echo "rc $rc; $(echo "$text" | grep -E '^\[  (PASSED|FAILED|SKIPPED) *\] [0-9]+ test' | paste -sd' ')"
+run_binary() {  # run_binary BIN [FILTER]: runs it in SHARDS gtest shards at once, prints the summed summary
+  local bin=$1 filter=${2:-*} shards=${SHARDS:-$(nproc)} text rc=0 i pids=() name
+  name="$work/run-$(basename "$bin")-$(echo "$filter" | tr -c 'A-Za-z0-9_\n' '_')"
+  for ((i = 0; i < shards; i++)); do
+    (cd "$(dirname "$bin")" && GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i \
+       timeout "${RUN_TIMEOUT:-300}" "$bin" --gtest_color=no --gtest_filter="$filter") > "$name.shard$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${pids[@]}"; do wait "$i" || rc=$?; done
+  text=$(cat "$name".shard*.log)
+  echo "$text" > "$name.log"
+  # One line, summed over the shards, in gtest's words: "[  PASSED  ] N tests." and, where any, SKIPPED and FAILED.
+  echo "rc $rc; $(echo "$text" | awk '/^\[  (PASSED|FAILED|SKIPPED) *\] [0-9]+ test/ { n[$2] += $4 }
+    END { for (i = 1; i <= 3; i++) { k = substr("PASSED SKIPPEDFAILED ", 7 * i - 6, 7); sub(/ +$/, "", k)
+                                    if (k in n) printf "%s[  %-7s ] %d tests.", (i > 1 ? " " : ""), k, n[k] } }')"
   echo "$text" | grep -E '^\[  FAILED  \] [A-Za-z]|^\[  SKIPPED \] [A-Za-z]|^\[ observed \]' | sed 's/^/    /' | head -20
   return $rc
 }

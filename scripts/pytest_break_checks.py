@@ -24,13 +24,13 @@ OVERHEAD = "tests/test_overhead.py"
 # (variant map: broken module in place of a variant, by the number of the last patch it has, or "patched";
 #  tests that must fail; what is missing)
 CHECKS: list[tuple[dict[str, str], list[str], str]] = [
-    ({"patched": "pr3-kernel-attributes-once"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts"],
-     "the opt-in Params reuse (PR 4): run(args) encodes the 4 descriptors again"),
-    ({"patched": "pr2-entry-points-once"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts",
+    ({"patched": "pr4-kernel-attributes-once"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts"],
+     "the opt-in Params reuse (PR 5): run(args) encodes the 4 descriptors again"),
+    ({"patched": "pr3-entry-points-once"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts",
                            "tests/test_experiments_gpu.py::test_initialize_parts_time_the_piece_they_name[patched-0]"],
-     "the kernel attributes set once (PR 3) and the Params reuse (PR 4)"),
+     "the kernel attributes set once (PR 4) and the Params reuse (PR 5)"),
     ({"patched": "pr1-portable-clusters"}, [f"{OVERHEAD}::test_overhead_patched_steady_state_counts"],
-     "the entry points looked up once (PR 2) and everything after it"),
+     "the entry points looked up once (PR 3) and everything after it"),
     ({"original": "patched"}, [f"{OVERHEAD}::test_overhead_original_counts_match_the_source_reading",
                                f"{OVERHEAD}::test_overhead_floor_calls_only_the_launch_and_its_attribute"],
      "pristine CUTLASS (the tests' counts of the source reading and of the floor's attribute call)"),

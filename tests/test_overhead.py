@@ -66,9 +66,9 @@ def test_overhead_original_counts_match_the_source_reading(torch_sm90: Any) -> N
 
 
 def test_overhead_patched_steady_state_counts(torch_sm90: Any) -> None:
-    """The patch series (patch/series): lookups resolved once (PR 2), NonPortableClusterSizeAllowed only for
-    clusters above 8 CTAs (PR 1; this one is 2x1x1), the smem attribute set once per kernel and context (PR 3),
-    and run(args) reusing the Params initialize() just built (PR 4, which this build opts in to). initialize()
+    """The patch series (patch/series): lookups resolved once (PR 3), NonPortableClusterSizeAllowed only for
+    clusters above 8 CTAs (PR 1; this one is 2x1x1), the smem attribute set once per kernel and context (PR 4),
+    and run(args) reusing the Params initialize() just built (PR 5, which this build opts in to). initialize()
     still encodes its 4 descriptors: the series keeps no descriptor cache. The zero-size workspace still
     costs its cudaMalloc: the series leaves device_memory alone."""
     counts = counted(operands(torch_sm90, 128, 4096, 4096), "patched")

@@ -111,7 +111,7 @@ def ablation_steps(results: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 
 def ablation_variant_by_patch(results: dict[str, Any]) -> dict[str, str]:
-    """The ablation build that ends at each patch, by its PR and number: {"pr1/0001": "prefix1", "pr4/0001": "patched"}
+    """The ablation build that ends at each patch, by its PR and number: {"pr1/0001": "prefix1", "pr5/0001": "patched"}
     (patch/pr1-portable-clusters/0001-... is "pr1/0001"). Per-release patches keep their folder: {"v4.3.5/0001": ...}."""
     out: dict[str, str] = {}
     for v in (results.get("ablation") or {}).get("variants") or []:

@@ -241,9 +241,12 @@ def stamp_lines(series: Sequence[Path] = (), cutlass: str | None = None, notes: 
     if cutlass:
         lines.append(f"cutlass: {cutlass}")
     for path in map(Path, series):
-        if not path.is_file():
-            raise FileNotFoundError(f"no series file {path}")
-        names = series_entries(path)
+        if path.is_dir():  # one PR folder (patch/pr1-...): its patches in order, named as a series file names them
+            names = [f"{path.name}/{patch.name}" for patch in sorted(path.glob("*.patch"))]
+        elif path.is_file():
+            names = series_entries(path)
+        else:
+            raise FileNotFoundError(f"no series file or PR folder {path}")
         lines.append(f"series: {path.parent.name}/{path.name} ({len(names)} patches; sha256 of each diff, 12 hex)")
         lines += [f"  {name}: {diff_sha256_prefix(path.parent / name)}" for name in names]
     return lines + list(notes)
@@ -253,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m cutlass_overhead.stamp",
                                  description="The provenance stamp of a script's results: one 'key: value' a line.")
     ap.add_argument("--series", type=Path, action="append", default=[],
-                    help="a series file (patch/series-v4.2.0, ...): each patch's diff hash; repeatable")
+                    help="a series file (patch/series-v4.2.0, ...) or a PR folder (patch/pr1-...): each patch's diff hash; repeatable")
     ap.add_argument("--cutlass", help="the CUTLASS the results were built against (a label)")
     ap.add_argument("--note", action="append", default=[], help="a line to add as it is; repeatable")
     ap.add_argument("--repo", type=Path, help="the checkout whose commit to stamp (default: the current directory)")
