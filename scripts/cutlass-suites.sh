@@ -15,7 +15,7 @@
 #   SHARDS (default: the number of cores; a suite runs as that many gtest shards at once, since CUTLASS's GEMM
 #   testbeds check against a single-threaded host reference), CUDA_ARCHS (default 90a), GOOGLETEST_DIR
 #   (default /usr/src/googletest, the distribution's source package), WORK_DIR (default a new temporary one),
-#   SUITES (default: the upstream targets below), SERIES_TARGETS (default: the series' targets below; "" builds
+#   SUITES (default: the upstream targets below; "" builds none), SERIES_TARGETS (default: the series' targets below; "" builds
 #   CUTLASS's suites only), BREAKS=1 (run phase: build the break checks, all at once, each in its own tree, then run
 #   them one after the other).
 set -uo pipefail
@@ -40,7 +40,7 @@ SERIES_TARGETS=${SERIES_TARGETS-"cutlass_test_unit_cluster_launch cutlass_test_u
   cutlass_test_unit_gemm_device_universal_adapter_device_reset_sm90
   cutlass_test_unit_gemm_device_universal_adapter_params_reuse_sm90"}
 suites_given=${SUITES+yes}  # a run of a packed build runs what it holds unless SUITES names targets
-SUITES=${SUITES:-"cutlass_test_unit_cute_hopper_tma_load cutlass_test_unit_cute_hopper_tma_store
+SUITES=${SUITES-"cutlass_test_unit_cute_hopper_tma_load cutlass_test_unit_cute_hopper_tma_store
   cutlass_test_unit_cute_hopper_tma_mcast_load cutlass_test_unit_cute_hopper_bulk_load
   cutlass_test_unit_cute_hopper_bulk_store cutlass_test_unit_gemm_device_tensorop_cluster_multicast_sm90
   cutlass_test_unit_gemm_device_tensorop_sm90_stream_k cutlass_test_unit_conv1d_fprop_device_tensorop_sm90

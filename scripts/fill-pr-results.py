@@ -130,7 +130,20 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
     series, suites = log_lines(series_log), log_lines(suites_log)
     page = (PATCH / folder / "PR.md").read_text()
     mine = page_targets(page)
-    lines = [f"This PR's targets and break checks, whole series applied (`{series_log.relative_to(REPO)}`):"]
+    lines = []
+    # This PR alone on main (with PR 2 for PRs 3 and 4, whose tests build on its test file): its targets, built
+    # on the GPU machine (-all), and CUTLASS's suites packed without a GPU and run there (-run).
+    number = folder.split("-", 1)[0]
+    alone_logs = sorted(TESTS.glob(f"cutlass-suites-main-{number}-alone-*.log"))
+    alone = {k: v for log in alone_logs for k, v in log_lines(log).items()}
+    if alone_logs:
+        named = ", ".join(f"`{log.relative_to(REPO)}`" for log in alone_logs)
+        lines.append(f"This PR alone on main ({named}):")
+        lines += [f"- `{t}`: {alone.get(t, 'not in the log')}" for t in mine]
+        lines += [f"- `{t}` (CUTLASS's suite): {v}" for t, v in alone.items()
+                  if t.startswith("cutlass_test_unit_") and t not in mine and v.startswith("rc ")]
+        lines.append("")
+    lines.append(f"This PR's targets and break checks, whole series applied (`{series_log.relative_to(REPO)}`):")
     lines += [f"- `{t}`: {series.get(t, 'not in the log')}" for t in mine]
     lines += [f"- break check `{b}`: {series.get(b, 'not in the log')}" for b in series_breaks(folder)]
     ours = {t for other in PATCH.glob("pr*/PR.md") for t in page_targets(other.read_text())}

@@ -21,8 +21,10 @@
 #   nvfp4    the issue's NVFP4 host path on Hopper (measurement only, no tensor-core math), both CUTLASS
 #            versions, and the doctor's reference readings  -> OUT/h200-nvfp4-host-path/
 #   cutlass  on CUTLASS main with patch/series applied by git am ($CUTLASS_MAIN_GIT; BASE the pristine commit),
-#            built with CUTLASS's CMake: the series' test targets and their break checks, and CUTLASS's own
-#            suites from $CUTLASS_SUITES_BIN (scripts/cutlass-suites.sh) -> OUT/h200-cutlass-tests/
+#            built with CUTLASS's CMake: the series' test targets and their break checks, each PR alone with its
+#            targets, and CUTLASS's own suites packed without a GPU, $CUTLASS_SUITES_BINS = "TAR|SERIES|LABEL ..."
+#            (scripts/cutlass-suites.sh PHASE=build; SERIES a series file or PR folders joined by commas)
+#            -> OUT/h200-cutlass-tests/
 # Both packages are regular (not editable) installs: an editable install's import hook would shadow the
 # v4.3.5 package that PYTHONPATH puts first.
 # Env: TEST_ARGS (extra pytest arguments), REPORT_435_ARGS (e.g. --quick for the v4.3.5 report).
@@ -152,22 +154,43 @@ stage_nvfp4() {
     scripts/nvfp4-host-path-evidence.sh "$dir" ${CUTLASS_435_DIR:-} 2>&1 | tee "$dir/evidence.log" || status=1
 }
 
+# Each PR with only what it needs, as a maintainer merges them: its own targets on main with that PR applied
+# (PR 1 and PR 2 need nothing; PRs 3 and 4 build their tests on PR 2's). "PR folders|targets".
+ALONE=(
+  "pr1-portable-clusters|cutlass_test_unit_cluster_launch"
+  "pr2-tma-fixup-order|cutlass_test_unit_cute_hopper_tma_host_encode"
+  "pr2-tma-fixup-order pr3-entry-points-once|cutlass_test_unit_cute_hopper_tma_host_encode
+    cutlass_test_unit_cute_hopper_tma_host_encode_entry_point_cache cutlass_test_unit_cute_hopper_tma_host_encode_direct_driver_call"
+  "pr2-tma-fixup-order pr4-kernel-attributes-once|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90
+    cutlass_test_unit_gemm_device_universal_adapter_device_reset_sm90"
+)
+
 stage_cutlass() {
-  # CUTLASS's own suites from a build packed on a machine without a GPU ($CUTLASS_SUITES_BIN, from
-  # PHASE=build scripts/cutlass-suites.sh), run here beside the series' targets and break checks built here.
-  local dir=$out/h200-cutlass-tests src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)}
+  # On CUTLASS main ($CUTLASS_MAIN_GIT, BASE pristine): the whole series' targets, CUTLASS's suites
+  # ($CUTLASS_DEVICE_SUITES, built here) and every break check; each PR alone (ALONE); and CUTLASS's suites packed on
+  # a machine without a GPU (PHASE=build scripts/cutlass-suites.sh), run here.
+  local dir=$out/h200-cutlass-tests src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)} entry prs targets tarball label
+  local packed
   mkdir -p "$dir"
-  if [ -n "${CUTLASS_SUITES_BIN:-}" ]; then
-    mkdir -p "$dir/suites" && cp "$CUTLASS_SUITES_BIN" "$dir/suites/cutlass-suites-bin.tar.xz"
-    ( PHASE=run SERIES_TARGETS="" LABEL=main-suites REPO_COMMIT=$CO_GIT_COMMIT \
-        scripts/cutlass-suites.sh "$src" "$dir/suites" > /dev/null 2>&1
-      mv "$dir/suites/cutlass-suites-main-suites-run.log" "$dir/" ) &
-  fi
-  # CUTLASS_DEVICE_SUITES: upstream suites to build here too, beside the series' targets (BUILD_TIMEOUT caps it).
-  PHASE=all SUITES="${CUTLASS_DEVICE_SUITES:-}" BREAKS=1 LABEL=main-series REPO_COMMIT=$CO_GIT_COMMIT \
-    scripts/cutlass-suites.sh "$src" "$dir" || status=1
+  # $CUTLASS_SUITES_BINS: "TAR|SERIES|LABEL ...", each first and alone on the machine (the GEMM suites check
+  # against a host reference on every core).
+  for packed in ${CUTLASS_SUITES_BINS:-}; do
+    IFS='|' read -r tarball prs label <<< "$packed"
+    mkdir -p "$dir/suites" && cp "$tarball" "$dir/suites/cutlass-suites-bin.tar.xz"
+    PHASE=run SERIES="${prs//,/ }" SERIES_TARGETS="" LABEL=$label REPO_COMMIT=$CO_GIT_COMMIT \
+      RUN_TIMEOUT=${SUITES_RUN_TIMEOUT:-200} scripts/cutlass-suites.sh "$src" "$dir/suites" > /dev/null 2>&1 || status=1
+    mv "$dir/suites/cutlass-suites-$label-run.log" "$dir/" && rm -rf "$dir/suites"
+  done
+  for entry in "${ALONE[@]}"; do
+    IFS='|' read -r prs targets <<< "$entry"
+    PHASE=all SERIES="$prs" SERIES_TARGETS="$targets" SUITES="" JOBS=4 LABEL="main-$(echo "${prs##* }" | cut -d- -f1)-alone" \
+      REPO_COMMIT=$CO_GIT_COMMIT scripts/cutlass-suites.sh "$src" "$dir" > /dev/null 2>&1 &
+  done
+  PHASE=all SUITES="${CUTLASS_DEVICE_SUITES-cutlass_test_unit_conv1d_fprop_device_tensorop_sm90 cutlass_test_unit_util
+    cutlass_test_unit_cute_hopper_tma_mcast_load cutlass_test_unit_cute_hopper_bulk_load cutlass_test_unit_cute_hopper_bulk_store}" \
+    BREAKS=1 LABEL=main-series REPO_COMMIT=$CO_GIT_COMMIT scripts/cutlass-suites.sh "$src" "$dir" || status=1
   wait || status=1
-  rm -rf "$dir/suites"
+  grep -h '^## result' "$dir"/cutlass-suites-main-*-alone-all.log
 }
 
 for s in build test breaks report asserts nvfp4 cutlass; do

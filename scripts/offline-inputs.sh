@@ -19,7 +19,7 @@ WHEELS="nvidia-cutlass==4.2.0.0 pyelftools mkdocs mkdocs-material mkdocs-macros-
 pack() {
   set -uo pipefail
   local cutlass=${1:?usage: pack CUTLASS_GIT GOOGLETEST_GIT OUT_DIR} gtest=${2:?} out=${3:?} snap
-  mkdir -p "$out/wheels" || return 1
+  mkdir -p "$out/wheels" && out=$(cd "$out" && pwd) || return 1
   git -C "$cutlass" archive --format=tar v4.3.5 include tools/util/include | xz -T0 > "$out/cutlass-v4.3.5.tar.xz" || return 1
   snap=$(mktemp -d)
   git -C "$cutlass" archive --format=tar "$MAIN_COMMIT" include tools test cmake examples/common CMakeLists.txt \
