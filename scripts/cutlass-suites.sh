@@ -115,7 +115,12 @@ run_binary() {  # run_binary BIN [FILTER]: runs it in SHARDS gtest shards at onc
        timeout "${RUN_TIMEOUT:-300}" "$bin" --gtest_color=no --gtest_filter="$filter") > "$name.shard$i.log" 2>&1 &
     pids+=($!)
   done
-  for i in "${pids[@]}"; do wait "$i" || rc=$?; done
+  local slow=() r
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"; r=$?
+    [ $r -ne 0 ] && rc=$r
+    [ $r -eq 124 ] && slow+=("$i")
+  done
   text=$(cat "$name".shard*.log)
   echo "$text" > "$name.log"
   # One line, summed over the shards, in gtest's words: "[  PASSED  ] N tests." and, where any, SKIPPED and FAILED.
@@ -123,6 +128,11 @@ run_binary() {  # run_binary BIN [FILTER]: runs it in SHARDS gtest shards at onc
     END { for (i = 1; i <= 3; i++) { k = substr("PASSED SKIPPEDFAILED ", 7 * i - 6, 7); sub(/ +$/, "", k)
                                     if (k in n) printf "%s[  %-7s ] %d tests.", (i > 1 ? " " : ""), k, n[k] } }')"
   echo "$text" | grep -E '^\[  FAILED  \] [A-Za-z]|^\[  SKIPPED \] [A-Za-z]|^\[ observed \]' | sed 's/^/    /' | head -20
+  # A shard stopped by the time limit: the test it was running then (finished tests are counted above).
+  for i in "${slow[@]}"; do
+    echo "    shard $i of $shards stopped at ${RUN_TIMEOUT:-300} s while running" \
+      "$(awk '/^\[ RUN/ { r = $4 } /^\[       OK/ { r = "" } END { print r }' "$name.shard$i.log")"
+  done
   return $rc
 }
 

@@ -182,7 +182,7 @@ stage_cutlass() {
     mv "$dir/suites/cutlass-suites-$label-run.log" "$dir/" && rm -rf "$dir/suites"
   done
   for entry in "${ALONE[@]}"; do
-    IFS='|' read -r prs targets <<< "$entry"
+    prs=${entry%%|*} targets=${entry#*|}  # (read would stop at the entry's first line)
     PHASE=all SERIES="$prs" SERIES_TARGETS="$targets" SUITES="" JOBS=4 LABEL="main-$(echo "${prs##* }" | cut -d- -f1)-alone" \
       REPO_COMMIT=$CO_GIT_COMMIT scripts/cutlass-suites.sh "$src" "$dir" > /dev/null 2>&1 &
   done
