@@ -3,7 +3,7 @@ CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL, a CudaHostAdapter build, per-thread defa
 (CUTLASS_ENABLE_CUDA_DRIVER_ENTRY_POINT_CACHE, CUTLASS_ENABLE_KERNEL_ATTRIBUTES_ONCE), and the QNX safety build,
 where cuda_host_adapter.hpp does not include cudaTypedefs.h (simulated by an empty cudaTypedefs.h first on the
 include path and the QNX macros defined). Needs nvcc, no GPU: tests/data/host_configurations.cu is compiled,
-never run."""
+never run. And the series' CUDA 12.x branches, host-only with g++ against CUDA 12.8's headers (below)."""
 
 from __future__ import annotations
 
@@ -83,3 +83,68 @@ def test_the_qnx_case_fails_on_a_header_that_names_a_cudatypedefs_type(patched_h
     extra, _ = CONFIGURATIONS["QNX safety (no cudaTypedefs.h), direct driver calls, both opt-ins"]
     assert compile_errors(broken, extra, None, tmp_path / "with.o") == ""
     assert "PFN_cuCtxGetId_v12000" in compile_errors(broken, extra, shadowed_typedefs(tmp_path), tmp_path / "without.o")
+
+
+# ---- The CUDA 12.x branches, against CUDA 12.8's headers -----------------------------------------------------
+# No CUDA 12 nvcc exists here, so the branches the series takes with CUDA 12 (cudaGetDriverEntryPoint without a
+# version, the unversioned PFN_ names of cudaTypedefs.h) are compiled host-only by g++ against the headers of the
+# nvidia-cuda-runtime-cu12 and nvidia-cuda-nvcc-cu12 12.8 wheels (the test extra), as nvcc 12 would hand them to
+# the host compiler. A syntax check, not a CUDA 12 build: nothing is linked or run.
+CUDA12_SOURCE = Path(__file__).resolve().parent / "data" / "cuda12_host_branches.cpp"
+CUDA12_CONFIGURATIONS = {
+    "default": [],
+    "entry-point cache": [CACHE],
+    "kernel attributes once": [ONCE],
+    "entry-point cache, kernel attributes once": [CACHE, ONCE],
+    "direct driver calls, both opt-ins": ["-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL", CACHE, ONCE],
+}
+
+
+@pytest.fixture(scope="module")
+def cuda12_includes() -> list[str]:
+    """-I flags for CUDA 12.8's runtime headers and the crt/ headers nvcc ships beside them."""
+    import importlib.util
+
+    found = []
+    for package, probe in (("nvidia.cuda_runtime", "cudaTypedefs.h"), ("nvidia.cuda_nvcc", "crt/host_config.h")):
+        spec = importlib.util.find_spec(package)
+        include = Path(next(iter(spec.submodule_search_locations))) / "include" if spec else None
+        if include is None or not (include / probe).exists():
+            pytest.skip(f"{package} (CUDA 12.8 headers, the test extra) is not installed")
+        version = (include / "cuda.h").read_text() if (include / "cuda.h").exists() else ""
+        if package == "nvidia.cuda_runtime":
+            assert "#define CUDA_VERSION 12080" in version, f"{include / 'cuda.h'} is not CUDA 12.8's"
+        found += ["-I", str(include)]
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is not on PATH")
+    return found
+
+
+def cuda12_errors(headers: Path, includes: list[str], extra: list[str]) -> str:
+    """g++'s errors for the CUDA 12 source in one configuration, "" when it compiles."""
+    done = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-x", "c++", "-D__CUDACC_VER_MAJOR__=12",
+                           "-D__CUDACC_VER_MINOR__=8", "-D__CUDACC_VER_BUILD__=0", *extra, *includes,
+                           "-I", str(headers / "include"), str(CUDA12_SOURCE)], capture_output=True, text=True)
+    return "" if done.returncode == 0 else (done.stderr or done.stdout)[-3000:]
+
+
+@pytest.mark.parametrize("name", list(CUDA12_CONFIGURATIONS))
+def test_patched_headers_compile_against_cuda_12_8_headers(patched_headers: Path, cuda12_includes: list[str],
+                                                           name: str) -> None:
+    errors = cuda12_errors(patched_headers, cuda12_includes, CUDA12_CONFIGURATIONS[name])
+    assert errors == "", f"{name}: {errors}"
+
+
+def test_the_cuda_12_check_compiles_the_cuda_12_branch(patched_headers: Path, cuda12_includes: list[str],
+                                                       tmp_path: Path) -> None:
+    """The check itself: a misspelled call in the cache's CUDA 12.x branch (cudaGetDriverEntryPoint without a
+    version) fails there, and only there: the same headers still compile as CUDA 13 would see them."""
+    broken = tmp_path / "broken"
+    shutil.copytree(patched_headers / "include", broken / "include")
+    header = broken / "include/cutlass/cuda_host_adapter.hpp"
+    text = header.read_text()
+    call = "cudaError_t cuda_err = cudaGetDriverEntryPoint(\n"
+    assert text.count(call) == 1, "the cache's CUDA 12.x lookup changed: update this test's edit"
+    header.write_text(text.replace(call, "cudaError_t cuda_err = cudaGetDriverEntryPointMisspelled(\n"))
+    assert "cudaGetDriverEntryPointMisspelled" in cuda12_errors(broken, cuda12_includes, [CACHE])
+    assert cuda12_errors(broken, cuda12_includes, []) == ""  # the default branch does not name it
