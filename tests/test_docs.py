@@ -258,6 +258,16 @@ def test_every_name_a_page_uses_is_defined() -> None:
             assert hasattr(run.Run, "table_" + table), f"{page.name}: no table {table}"
 
 
+def test_the_repository_address_is_one_setting() -> None:
+    """The clone lines read REPO_URL, which only mkdocs.yml's repo_url (CO_REPO_URL) sets; no page sets it."""
+    assert page_macros.variables({}, "https://example.org/cutlass-overhead")["REPO_URL"] == \
+        "https://example.org/cutlass-overhead"
+    assert page_macros.variables({})["REPO_URL"] == "<repository URL>"
+    for page in PAGES:
+        assert not re.search(r"\{%-?\s*set\s+REPO_URL\b", page.read_text()), f"{page.name} sets REPO_URL itself"
+    assert "repo_url: !ENV CO_REPO_URL" in (REPO / "mkdocs.yml").read_text()
+
+
 def test_pages_type_no_numbers_of_their_own() -> None:
     """Numbers come from the results; a page may type only the issue's 91 and 625 us (and 0/1)."""
     allowed = re.compile(r"^(91|625|0|1)$")

@@ -50,9 +50,10 @@ def include(root: Path, rel: str, shift: int | str, repo_url: str) -> str:
             line = f"**{heading.group(1).strip()}**"
         elif heading:
             line = "#" * int(shift) + line
-        if not fenced:
+        if not fenced:  # a link to a repository file: to it on the repository's site, else its path as code
             line = RELATIVE_LINK.sub(
-                lambda m: f"[{m.group(1)}]({repo_url.rstrip('/')}/blob/main/{os.path.normpath(path.parent / m.group(2))})",
+                lambda m: f"[{m.group(1)}]({repo_url.rstrip('/')}/blob/main/{os.path.normpath(path.parent / m.group(2))})"
+                if repo_url else f"{m.group(1)} (`{os.path.normpath(path.parent / m.group(2))}`)",
                 line)
         out.append(line)
     return "\n".join(out)

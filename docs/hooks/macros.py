@@ -61,10 +61,11 @@ def define_env(env: Any) -> None:
         runs = {var: run.Run(root, *loaded) for var, loaded in loading.load_runs(root).items()}
     except errors.ResultsError as error:
         raise PluginError(f"docs/hooks/macros.py: {error}") from None
-    env.variables.update(page_macros.variables(runs))
+    repo_url = str(env.conf.get("repo_url") or "")
+    env.variables.update(page_macros.variables(runs, repo_url))
     for name, fn in formatting.FILTERS.items():
         env.filters[name] = fn
-    for macro in page_macros.macros(root, runs, str(env.conf.get("repo_url") or "")):
+    for macro in page_macros.macros(root, runs, repo_url):
         env.macro(macro)
 
 

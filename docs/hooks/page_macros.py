@@ -18,9 +18,10 @@ from .staleness import ALLOW_STALE_ENV
 NOT_MEASURED = "*not yet measured*"
 
 
-def variables(runs: dict[str, Run]) -> dict[str, Any]:
-    """Each run's results and derived values under its page variables, and the stale runs (`co_stale`)."""
-    out: dict[str, Any] = {}
+def variables(runs: dict[str, Run], repo_url: str = "") -> dict[str, Any]:
+    """Each run's results and derived values under its page variables, the stale runs (`co_stale`), and this
+    repository's address (`REPO_URL`: mkdocs.yml's repo_url, from CO_REPO_URL; a placeholder when unset)."""
+    out: dict[str, Any] = {"REPO_URL": repo_url or "<repository URL>"}
     for var, run in runs.items():
         out[var] = run.results
         out[DERIVED[var]] = run.derived
