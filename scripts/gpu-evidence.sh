@@ -21,9 +21,11 @@
 #   nvfp4    the issue's NVFP4 host path on Hopper (measurement only, no tensor-core math), both CUTLASS
 #            versions, and the doctor's reference readings  -> OUT/h200-nvfp4-host-path/
 #   cutlass  on CUTLASS main with patch/series applied by git am ($CUTLASS_MAIN_GIT; BASE the pristine commit),
-#            built with CUTLASS's CMake: the series' test targets and their break checks, each PR alone with its
-#            targets, and CUTLASS's own suites packed without a GPU, $CUTLASS_SUITES_BINS = "TAR|SERIES|LABEL ..."
-#            (scripts/cutlass-suites.sh PHASE=build; SERIES a series file or PR folders joined by commas)
+#            built with CUTLASS's CMake: the series' test targets and their break checks, and each PR alone
+#            with its targets -> OUT/h200-cutlass-tests/
+#   suites   CUTLASS's own suites packed without a GPU, $CUTLASS_SUITES_BINS = "TAR|SERIES|LABEL ..."
+#            (scripts/cutlass-suites.sh PHASE=build; SERIES a series file or PR folders joined by commas), run
+#            here in a call of their own (with "cutlass" in one call they came within 5 s of its 600 s)
 #            -> OUT/h200-cutlass-tests/
 # Both packages are regular (not editable) installs: an editable install's import hook would shadow the
 # v4.3.5 package that PYTHONPATH puts first.
@@ -165,22 +167,26 @@ ALONE=(
     cutlass_test_unit_gemm_device_universal_adapter_device_reset_sm90"
 )
 
-stage_cutlass() {
-  # On CUTLASS main ($CUTLASS_MAIN_GIT, BASE pristine): the whole series' targets, CUTLASS's suites
-  # ($CUTLASS_DEVICE_SUITES, built here) and every break check; each PR alone (ALONE); and CUTLASS's suites packed on
-  # a machine without a GPU (PHASE=build scripts/cutlass-suites.sh), run here.
-  local dir=$out/h200-cutlass-tests src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)} entry prs targets tarball label
-  local packed
+stage_suites() {
+  # CUTLASS's own suites packed on a machine without a GPU (PHASE=build scripts/cutlass-suites.sh), run here, each
+  # alone on the machine (the GEMM suites check against a host reference on every core), in a call of their own:
+  # $CUTLASS_SUITES_BINS = "TAR|SERIES|LABEL ..." (SERIES a series file or PR folders joined by commas).
+  local dir=$out/h200-cutlass-tests src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)} packed tarball prs label
   mkdir -p "$dir"
-  # $CUTLASS_SUITES_BINS: "TAR|SERIES|LABEL ...", each first and alone on the machine (the GEMM suites check
-  # against a host reference on every core).
-  for packed in ${CUTLASS_SUITES_BINS:-}; do
+  for packed in ${CUTLASS_SUITES_BINS:?set CUTLASS_SUITES_BINS}; do
     IFS='|' read -r tarball prs label <<< "$packed"
     mkdir -p "$dir/suites" && cp "$tarball" "$dir/suites/cutlass-suites-bin.tar.xz"
     PHASE=run SERIES="${prs//,/ }" SERIES_TARGETS="" LABEL=$label REPO_COMMIT=$CO_GIT_COMMIT \
       RUN_TIMEOUT=${SUITES_RUN_TIMEOUT:-200} scripts/cutlass-suites.sh "$src" "$dir/suites" > /dev/null 2>&1 || status=1
     mv "$dir/suites/cutlass-suites-$label-run.log" "$dir/" && rm -rf "$dir/suites"
   done
+}
+
+stage_cutlass() {
+  # On CUTLASS main ($CUTLASS_MAIN_GIT, BASE pristine): the whole series' targets, CUTLASS's suites
+  # ($CUTLASS_DEVICE_SUITES, built here) and every break check; and each PR alone (ALONE).
+  local dir=$out/h200-cutlass-tests src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)} entry prs targets
+  mkdir -p "$dir"
   for entry in "${ALONE[@]}"; do
     prs=${entry%%|*} targets=${entry#*|}  # (read would stop at the entry's first line)
     PHASE=all SERIES="$prs" SERIES_TARGETS="$targets" SUITES="" JOBS=4 LABEL="main-$(echo "${prs##* }" | cut -d- -f1)-alone" \
@@ -193,7 +199,7 @@ stage_cutlass() {
   grep -h '^## result' "$dir"/cutlass-suites-main-*-alone-all.log
 }
 
-for s in build test breaks report asserts nvfp4 cutlass; do
+for s in build test breaks report asserts nvfp4 cutlass suites; do
   for want in "$@"; do
     if [ "$want" = "$s" ]; then
       echo "== $s ($(date -u +%T))"
