@@ -1,4 +1,4 @@
-// The Hopper twin of the seed: an SM90 TMA warp-specialized bf16 GEMM (C and D both present)
+// The SM90 stand-in of the seed: an SM90 TMA warp-specialized bf16 GEMM (C and D both present)
 // called in exactly runNvfp4Gemm's pattern, so the host path can be measured on an H200.
 #include <stdexcept>
 #include <string>

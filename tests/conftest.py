@@ -63,7 +63,7 @@ def torch_gpu() -> Any:
 def torch_sm90(torch_gpu: Any) -> Any:
     major, minor = torch_gpu.cuda.get_device_capability()
     if (major, minor) != (9, 0):
-        pytest.skip(f"the SM90 twin is built for sm_90a; this GPU is sm_{major}{minor}")
+        pytest.skip(f"the SM90 stand-in is built for sm_90a; this GPU is sm_{major}{minor}")
     missing = {v: r for v, r in co.available("sm90").items() if v in ("original", "patched") and r}
     if missing:
         pytest.skip(f"SM90 variants unavailable: {missing}")

@@ -230,7 +230,7 @@ def test_the_report_step_uses_the_workloads_runner_and_skips_nvfp4() -> None:
         kernel = type("K", (), {"kind": "nvfp4"})()
 
     assert experiments.measure(Nvfp4Ctx(), {}) == {
-        "experiments_status": "not measured: the ablation, layer and in-situ experiments exist for the SM90 twin's "
+        "experiments_status": "not measured: the ablation, layer and in-situ experiments exist for the SM90 stand-in's "
                               "device operands only; this run measures nvfp4 (object)"}
 
 

@@ -1,4 +1,4 @@
-"""The experiments' GPU side on the Hopper twin: rotating operands, the caller-side fix for them, the layer,
+"""The experiments' GPU side on the SM90 stand-in: rotating operands, the caller-side fix for them, the layer,
 the in-situ attribute probe and the per-commit ablation. Counts and equality only (CUPTI); the times are the
 report's (experiments.py). Skips without an SM90 GPU."""
 

@@ -1,4 +1,4 @@
-"""The overhead claims, on the Hopper twin: CUPTI call counts per phase for the original and patched
+"""The overhead claims, on the SM90 stand-in: CUPTI call counts per phase for the original and patched
 CUTLASS, bitwise equality, re-encoding exactly what changed, threads, CUDA graphs, memcheck.
 Select with `pytest tests/ -k overhead`. Counts and equality only: timings live in the report."""
 

@@ -1,5 +1,5 @@
 """The doctor's committed readings in docs/results/h200-nvfp4-host-path/: the issue's NVFP4 host path on Hopper
-(measurement only, no tensor-core math) and the SM90 twin, per CUTLASS version, original and patched.
+(measurement only, no tensor-core math) and the SM90 stand-in, per CUTLASS version, original and patched.
 
 This run is not a report (no results.json): its files are the doctor's own JSON (`co_doctor_* --matrix` and the
 single-shape readings). Every table drawn from it carries the label the doctor wrote into it, so no page can show
@@ -21,7 +21,7 @@ from .vocabulary import V
 NAME = "h200-nvfp4-host-path"
 VERSIONS = ("4.2.0", "4.3.5")
 KINDS = {"nvfp4-hopper": "the issue's NVFP4 `runNvfp4Gemm`, host path on Hopper",
-         "sm90": "the SM90 bf16 twin (kernel runs)"}
+         "sm90": "the SM90 bf16 stand-in (kernel runs)"}
 VARIANTS = ("original", "patched")
 DOCTOR = {kind: f"doctor-{kind}-{V.HEADLINE_LABEL}.json" for kind in KINDS}
 # The pipeline doctor's readings (cutlass-overhead-doctor: the report's schema), beside the retired C++ doctor's;

@@ -37,7 +37,7 @@ struct ParamBlock {
 template <std::size_t N>
 __global__ void empty_kernel(__grid_constant__ ParamBlock<N> const) {}
 
-// The GEMM kernel's cluster shape where it is static (the SM90 twin's 2x1x1), else 1x1x1.
+// The GEMM kernel's cluster shape where it is static (the SM90 stand-in's 2x1x1), else 1x1x1.
 template <class GemmKernel, class = void>
 struct StaticClusterShape {
   static dim3 get() { return dim3(1, 1, 1); }

@@ -3,7 +3,7 @@
 The seed's GEMMs, compiled against pristine ("original") and patched CUTLASS, side by side:
 
 * :func:`run_nvfp4_gemm` -- the issue's ``runNvfp4Gemm`` (SM100 / Thor NVFP4 block-scaled GEMM).
-* :func:`run_sm90_gemm` -- its Hopper twin (SM90 bf16 TMA GEMM) called in the identical pattern.
+* :func:`run_sm90_gemm` -- its SM90 stand-in (SM90 bf16 TMA GEMM) called in the identical pattern.
 
 Operands are DLPack tensors (torch, cupy, jax); ``stream`` is a CUDA stream object or handle.
 """

@@ -1,4 +1,4 @@
-"""The experiments the harness runs on the Hopper twin: what each commit buys, with operands that change.
+"""The experiments the harness runs on the SM90 stand-in: what each commit buys, with operands that change.
 
 Every number here comes from harness.interleaved(): the blocks of one experiment run once per round, in a
 seeded random order, in this one process; each is summarized as median + IQR, compared with pristine CUTLASS
@@ -17,7 +17,7 @@ per round, and published beside the run's A/A noise floor (the same block timed 
 
 Result keys: "ablation", "layer", "noise_floor", "in_situ_ns" (+ "in_situ_spread_ns"), "initialize_parts_ns"
 (+ "initialize_parts_spread_ns"). Each quantity is
-recorded once (harness.Quantities). Only the SM90 twin has these entry points; on NVFP4 nothing is measured.
+recorded once (harness.Quantities). Only the SM90 stand-in has these entry points; on NVFP4 nothing is measured.
 """
 
 from __future__ import annotations
@@ -356,7 +356,7 @@ def counts_child(request: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 
 def runner_for(workload: Any) -> Runner | None:
-    """The workload's own runner (a fake's `experiment_runner()`), DeviceRunner on the SM90 twin's device
+    """The workload's own runner (a fake's `experiment_runner()`), DeviceRunner on the SM90 stand-in's device
     operands, else None (NVFP4: no rotation, layer or kernel-handle entry points)."""
     from .workloads import DeviceWorkload
 
@@ -369,11 +369,11 @@ def runner_for(workload: Any) -> Runner | None:
 
 
 def measure(ctx: Any, results: dict[str, Any]) -> dict[str, Any]:
-    """The report's step: every experiment on the context's headline operands (SM90 twin only)."""
+    """The report's step: every experiment on the context's headline operands (SM90 stand-in only)."""
     runner = runner_for(ctx.headline)
     if runner is None:
         return {"experiments_status": "not measured: the ablation, layer and in-situ experiments exist for the "
-                                      f"SM90 twin's device operands only; this run measures "
+                                      f"SM90 stand-in's device operands only; this run measures "
                                       f"{getattr(ctx.kernel, 'kind', '?')} ({type(ctx.headline).__name__})"}
     out = measure_with(runner, make_experiment_plan(ctx.plan.quick), headline=results.get("headline_samples"))
     out["noise_floor"] = {**(results.get("noise_floor") or {}), **out["noise_floor"]}
@@ -382,7 +382,7 @@ def measure(ctx: Any, results: dict[str, Any]) -> dict[str, Any]:
 
 def measure_in_situ_only(ctx: Any) -> dict[str, Any]:
     """The doctor's share of the experiments: cudaFuncSetAttribute on the GEMM's own kernel, which prices the
-    attribute calls in the attribution (SM90 twin only; elsewhere the empty-kernel unit cost prices them)."""
+    attribute calls in the attribution (SM90 stand-in only; elsewhere the empty-kernel unit cost prices them)."""
     runner = runner_for(ctx.headline)
     if runner is None:
         return {}
@@ -445,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m cutlass_overhead.experiments",
-                                     description="The ablation, layer and in-situ experiments alone (SM90 twin).")
+                                     description="The ablation, layer and in-situ experiments alone (SM90 stand-in).")
     parser.add_argument("--out", type=Path, default=Path("report"), help="writes OUT/experiments.json")
     parser.add_argument("--quick", action="store_true", help="fewer rounds and calls")
     parser.add_argument("--counts", nargs=2, type=Path, metavar=("IN_JSON", "OUT_JSON"),

@@ -103,7 +103,7 @@ class Workload(Protocol):
 
 
 class Kernel(Protocol):
-    """The GEMM family measured (sm90 twin or the seed's nvfp4) and the workloads it makes."""
+    """The GEMM family measured (SM90 stand-in or the seed's nvfp4) and the workloads it makes."""
 
     kind: str
     variants: tuple[str, ...]
@@ -171,7 +171,7 @@ def bf16_bits(values: np.ndarray) -> np.ndarray:
 
 
 class DeviceWorkload:
-    """The SM90 twin's operands, allocated by cutlass_overhead._device; every call runs on `stream`."""
+    """The SM90 stand-in's operands, allocated by cutlass_overhead._device; every call runs on `stream`."""
 
     kind = "sm90"
 
@@ -335,7 +335,7 @@ HOST_PATH_LABEL = "host path on Hopper, no tensor-core math: the issue's NVFP4 c
 
 
 def choose_kernel(gpu: dict[str, Any], host_path_on_hopper: bool = False) -> tuple[str, tuple[str, ...], dict[str, Any]]:
-    """(kind, usable variants, status for the JSON): NVFP4 on compute capability 10.x/11.x, else the SM90 twin; with
+    """(kind, usable variants, status for the JSON): NVFP4 on compute capability 10.x/11.x, else the SM90 stand-in; with
     `host_path_on_hopper`, the NVFP4 code's host path on an sm_90 GPU (CO_NVFP4_HOST_PATH_ON_HOPPER=ON)."""
     major, minor, name = gpu["major"], gpu["minor"], gpu["name"]
     if host_path_on_hopper:
@@ -351,12 +351,12 @@ def choose_kernel(gpu: dict[str, Any], host_path_on_hopper: bool = False) -> tup
             raise NoGpu(f"{name} (sm_{major}{minor}) needs the NVFP4 modules: {status['original']}")
         return "nvfp4", tuple(v for v in NVFP4_VARIANTS if status[v] is None), {
             "nvfp4_status": "measured", "variants": status,
-            "sm90_status": f"not measured: the SM90 twin's sm_90a code does not run on {name} (sm_{major}{minor})"}
+            "sm90_status": f"not measured: the SM90 stand-in's sm_90a code does not run on {name} (sm_{major}{minor})"}
     status = available("sm90")
     if (major, minor) != (9, 0) or status["original"] is not None:
         why = status["original"] or "its kernels are sm_90a code"
-        raise NoGpu(f"{name} (sm_{major}{minor}) cannot run the SM90 twin ({why}) nor the NVFP4 GEMM (needs 10.x/11.x)")
+        raise NoGpu(f"{name} (sm_{major}{minor}) cannot run the SM90 stand-in ({why}) nor the NVFP4 GEMM (needs 10.x/11.x)")
     return "sm90", tuple(v for v in SM90_VARIANTS if status[v] is None), {
         "nvfp4_status": f"not measured: {name} is compute capability {major}.{minor}; the NVFP4 kernels run only on "
-                        "compute capability 10.x/11.x, so only the SM90 twin was measured",
+                        "compute capability 10.x/11.x, so only the SM90 stand-in was measured",
         "variants": status}

@@ -1,4 +1,4 @@
-// Python module for one build of the Hopper twin (original, patched, direct, O0: see CMakeLists.txt).
+// Python module for one build of the SM90 stand-in (original, patched, direct, O0: see CMakeLists.txt).
 #include <nanobind/stl/string.h>
 
 #include "validate.h"
@@ -59,7 +59,7 @@ co::sm90::Operands operands(Array const& a, Array const& b, nb::object c_obj, Ar
 
 #define CO_DEFINE_MODULE(name) NB_MODULE(name, m)
 CO_DEFINE_MODULE(CO_MODULE_NAME) {
-  m.doc() = "The Hopper twin of the NVIDIA/cutlass#3003 reproducer, built as variant '" CO_VARIANT_NAME "'.";
+  m.doc() = "The SM90 stand-in of the NVIDIA/cutlass#3003 reproducer, built as variant '" CO_VARIANT_NAME "'.";
   m.attr("variant") = CO_VARIANT_NAME;
   m.attr("built_archs") = CO_BUILT_ARCHS;
 
