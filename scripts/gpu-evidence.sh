@@ -156,16 +156,14 @@ stage_nvfp4() {
     scripts/nvfp4-host-path-evidence.sh "$dir" ${CUTLASS_435_DIR:-} 2>&1 | tee "$dir/evidence.log" || status=1
 }
 
-# Each PR with only what it needs, as a maintainer merges them: its own targets on main with that PR applied
-# (PR 1 and PR 2 need nothing; PRs 3 and 4 build their tests on PR 2's). "PR folders|targets".
-ALONE=(
-  "pr1-portable-clusters|cutlass_test_unit_cluster_launch"
-  "pr2-tma-fixup-order|cutlass_test_unit_cute_hopper_tma_host_encode"
-  "pr2-tma-fixup-order pr3-entry-points-once|cutlass_test_unit_cute_hopper_tma_host_encode
-    cutlass_test_unit_cute_hopper_tma_host_encode_entry_point_cache cutlass_test_unit_cute_hopper_tma_host_encode_direct_driver_call"
-  "pr2-tma-fixup-order pr4-kernel-attributes-once|cutlass_test_unit_gemm_device_universal_adapter_kernel_attributes_sm90
-    cutlass_test_unit_gemm_device_universal_adapter_device_reset_sm90"
-)
+# Each PR with only what it needs, as a maintainer merges them: the PR folders applied to main (PR 1 and PR 2 need
+# nothing; PRs 3 and 4 build their tests on PR 2's). The targets run are the last PR's, as its page names them.
+ALONE=("pr1-portable-clusters" "pr2-tma-fixup-order" "pr2-tma-fixup-order pr3-entry-points-once"
+       "pr2-tma-fixup-order pr4-kernel-attributes-once")
+
+page_targets() {  # page_targets PR_FOLDER: the CUTLASS targets its PR.md names before its results (fill-pr-results.py reads the same)
+  sed '/<!-- pr:tests -->/,$d' "patch/$1/PR.md" | grep -o '`cutlass_test_unit_[a-z0-9_]*`' | tr -d '`' | awk '!seen[$0]++'
+}
 
 stage_suites() {
   # CUTLASS's own suites packed on a machine without a GPU (PHASE=build scripts/cutlass-suites.sh), run here, each
@@ -185,11 +183,11 @@ stage_suites() {
 stage_cutlass() {
   # On CUTLASS main ($CUTLASS_MAIN_GIT, BASE pristine): the whole series' targets, CUTLASS's suites
   # ($CUTLASS_DEVICE_SUITES, built here) and every break check; and each PR alone (ALONE).
-  local dir=$out/h200-cutlass-tests src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)} entry prs targets
+  local dir=$out/h200-cutlass-tests src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)} prs
   mkdir -p "$dir"
-  for entry in "${ALONE[@]}"; do
-    prs=${entry%%|*} targets=${entry#*|}  # (read would stop at the entry's first line)
-    PHASE=all SERIES="$prs" SERIES_TARGETS="$targets" SUITES="" JOBS=4 LABEL="main-$(echo "${prs##* }" | cut -d- -f1)-alone" \
+  for prs in "${ALONE[@]}"; do
+    PHASE=all SERIES="$prs" SERIES_TARGETS="$(page_targets "${prs##* }")" SUITES="" JOBS=4 \
+      LABEL="main-$(echo "${prs##* }" | cut -d- -f1)-alone" \
       REPO_COMMIT=$CO_GIT_COMMIT scripts/cutlass-suites.sh "$src" "$dir" > /dev/null 2>&1 &
   done
   PHASE=all SUITES="${CUTLASS_DEVICE_SUITES-cutlass_test_unit_conv1d_fprop_device_tensorop_sm90 cutlass_test_unit_util
