@@ -50,6 +50,7 @@ SUITES=${SUITES-"cutlass_test_unit_cute_hopper_tma_load cutlass_test_unit_cute_h
 # Break checks: NAME|TARGET|GTEST_FILTER|FILE|PYTHON-REPLACE (old => new) -- each makes the named behaviour go
 # away in an otherwise fully patched tree; the filtered tests must then fail (or fail to report PASSED).
 BREAKS_LIST=(
+  "launch-config-uninitialised|cutlass_test_unit_cluster_launch|ClusterLauncher.RejectedPreferredClusterLeavesNoIndeterminateAttribute|include/cutlass/cluster_launch.hpp|LaunchConfig cluster_launch_config{};=>LaunchConfig cluster_launch_config;"
   "cluster-attribute-every-launch|cutlass_test_unit_cluster_launch|ClusterLauncher.PortableClusterDoesNotAllowNonPortable|include/cutlass/cluster_launch.hpp|if (is_non_portable_cluster_size(cluster_dims)) {=>if (true) {"
   "fallback-cluster-every-launch|cutlass_test_unit_cluster_launch|ClusterLauncher.FallbackClusterAllowsNonPortableOnlyWhenNeeded|include/cutlass/cluster_launch.hpp|if (is_non_portable_cluster_size(preferred_cluster_dims) ||=>if (true ||"
   "fallback-cluster-ignored|cutlass_test_unit_cluster_launch|ClusterLauncher.FallbackClusterAllowsNonPortableOnlyWhenNeeded|include/cutlass/cluster_launch.hpp|is_non_portable_cluster_size(fallback_cluster_dims)) {=>false) {"
