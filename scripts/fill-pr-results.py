@@ -136,6 +136,9 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
     number = folder.split("-", 1)[0]
     alone_logs = sorted(TESTS.glob(f"cutlass-suites-main-{number}-alone-*.log"))
     alone = {k: v for log in alone_logs for k, v in log_lines(log).items()}
+    # The same packed suites on pristine main in the same time limit (SERIES=none), where they were run beside it.
+    pristine_log = TESTS / "cutlass-suites-main-pristine-run.log"
+    pristine = log_lines(pristine_log)
     if alone_logs:
         named = ", ".join(f"`{log.relative_to(REPO)}`" for log in alone_logs)
         lines.append(f"This PR alone on main ({named}):")
@@ -146,6 +149,8 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
                     passed = re.search(r"PASSED *\] (\d+)", v)
                     v = (f"not finished: a shard reached the time limit (rc 124); {passed.group(1) if passed else 0} tests "
                          "passed in the shards that finished, none failed (docs/results/h200-cutlass-tests/README.md)")
+                    if t in pristine:
+                        v += f"; pristine main, same limit (`{pristine_log.relative_to(REPO)}`): {pristine[t]}"
                 lines.append(f"- `{t}` (CUTLASS's suite): {v}")
         lines.append("")
     lines.append(f"This PR's targets and break checks, whole series applied (`{series_log.relative_to(REPO)}`):")

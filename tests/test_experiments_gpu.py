@@ -130,7 +130,9 @@ REMOVES: list[tuple[str, dict[str, int | str]]] = [
     (r"driver version", {"driver_version_queries": "zero"}),
     # v4.3.5's backport of upstream #2928: cuDriverGetVersion becomes cudaDriverGetVersion, one query each.
     (r"#2928|runtime API", {}),
-    (r"non-portable cluster", {"cudaFuncSetAttribute": -1}),
+    (r"value-initialize the launch config", {}),
+    (r"non-portable cluster sizes only when", {"cudaFuncSetAttribute": -1}),
+    (r"before the occupancy query", {}),  # the query is not on the call path
     (r"smem attribute once", {"cudaFuncSetAttribute": -2}),
     (r"Params reuse", {"tma_encodes": -4}),
 ]
