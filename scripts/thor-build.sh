@@ -7,7 +7,9 @@
 # It builds through pip with the `thor` profile (pyproject.toml) into a persistent build directory and installs
 # nothing; the build tools must be in the environment (the README's Development line: nanobind,
 # scikit-build-core, cmake, ninja, nvidia-cutlass), as nothing is built in an isolated environment.
-# Usage: scripts/thor-build.sh LOG [BUILD_DIR]
+# Usage: [CUTLASS_DIR=/path/to/cutlass-v4.3.5] scripts/thor-build.sh LOG [BUILD_DIR]
+#   CUTLASS_DIR: a CUTLASS tree (the issue's v4.3.5, say) instead of the nvidia-cutlass 4.2.0 wheel; the build
+#   applies patch/series-v<its version>, and the stamp names that series.
 set -uo pipefail
 log=${1:?usage: scripts/thor-build.sh LOG [BUILD_DIR]}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,12 +21,19 @@ cuobjdump=$(command -v cuobjdump || $PY -c 'import nvidia, pathlib; print(next(p
 wheels=$(mktemp -d)
 trap 'rm -rf "$wheels" "$site"' EXIT
 
+if [ -n "${CUTLASS_DIR:-}" ]; then
+  version=$(sed -n 's/^#define CUTLASS_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' "$CUTLASS_DIR/include/cutlass/version.h" | paste -sd.)
+  series=$(ls "$root/patch/series-v$version" 2>/dev/null || echo "$root/patch/series")
+  cutlass_label="$version (CUTLASS_DIR)"
+else
+  series=$root/patch/series-v4.2.0 cutlass_label="4.2.0 (nvidia-cutlass wheel)"
+fi
 mkdir -p "$(dirname "$log")" "$dir"
 {
   echo "# scripts/thor-build.sh"
-  $PY "$root/python/cutlass_overhead/stamp.py" --repo "$root" --series "$root/patch/series-v4.2.0" \
-    --cutlass "4.2.0 (nvidia-cutlass wheel)" --note "no GPU is needed (nothing runs on one)" || exit 1
-  echo "+ CO_PROFILE=thor pip wheel --no-build-isolation --no-deps . -Cbuild-dir=${dir#"$root"/}"
+  $PY "$root/python/cutlass_overhead/stamp.py" --repo "$root" --series "$series" \
+    --cutlass "$cutlass_label" --note "no GPU is needed (nothing runs on one)" || exit 1
+  echo "+ ${CUTLASS_DIR:+CUTLASS_DIR=<CUTLASS $version tree> }CO_PROFILE=thor pip wheel --no-build-isolation --no-deps . -Cbuild-dir=${dir#"$root"/}"
   start=$(date +%s)
   # GNU time's peak RSS is that of the largest single process of the build (one compiler), what -j multiplies.
   # The configure lines, then ninja's link steps; the repository's own path is left out of the log.
