@@ -106,7 +106,25 @@ def ablation_steps(results: dict[str, Any]) -> dict[str, dict[str, float]]:
         # Also under the number of the build's last patch ("0005"), so pages name commits, not prefixes.
         steps.update({patch: steps[name] for patch, name in ablation_variant_by_patch(results).items()
                       if name in steps})
+        # And under each PR ("pr1"): from the build before its first commit to the build after its last.
+        ratio = dict(ratios)
+        for pr, (before, after) in ablation_span_by_pr(results).items():
+            if before in ratio and after in ratio:
+                steps[pr] = 100.0 * (ratio[after] - ratio[before])
         out[mode] = steps
+    return out
+
+
+def ablation_span_by_pr(results: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """Each PR's (build before its first commit, build after its last), by PR: {"pr1": ("original", "prefix3")}.
+    A release backport (patch/backports/) belongs to the PR before it in the series."""
+    out: dict[str, tuple[str, str]] = {}
+    previous, pr = "original", ""
+    for v in (results.get("ablation") or {}).get("variants") or []:
+        folder = str(v["last"]).rpartition("/")[0]
+        pr = folder.split("-", 1)[0] if folder.startswith("pr") else (pr if folder == "backports" else folder)
+        out[pr] = (out[pr][0] if pr in out else previous, str(v["variant"]))
+        previous = str(v["variant"])
     return out
 
 
@@ -118,4 +136,6 @@ def ablation_variant_by_patch(results: dict[str, Any]) -> dict[str, str]:
         folder, _, name = str(v["last"]).rpartition("/")
         pr = folder.split("-", 1)[0] if folder.startswith("pr") else folder
         out[f"{pr}/{name[:4]}" if pr else name[:4]] = v["variant"]
+    # And the build after each PR's last commit, by PR ("pr1").
+    out.update({pr: after for pr, (_, after) in ablation_span_by_pr(results).items()})
     return out

@@ -92,14 +92,17 @@ def load(root: Path) -> dict[str, Any]:
 
 def pipeline_reading(doc: dict[str, Any]) -> dict[str, Any]:
     """What the pages quote of a pipeline doctor reading: the issue's pattern's host time (median, q1, q3), each
-    suspect's ratio and effect by its vocabulary key (V.SUSPECTS), the first and second call, and how long it ran."""
+    suspect's ratio and effect by its vocabulary key (V.SUSPECTS), the first and second call, how long it ran, and
+    `phases_us`: {variant: {phase: measured µs per call}} of its attribution (e.g. the -O0 build's initialize)."""
     by_text = {text: key for key, text in V.SUSPECTS.items()}
     suspects = {by_text[s["suspect"]]: s for s in doc["verdict"]["suspects"] if s["suspect"] in by_text}
     first = doc["suspects"]["first_call"]
     return {"host": doc["timings"]["original/seed"]["host"], "suspects": suspects,
             "x": {key: s["ratio"]["median"] for key, s in suspects.items() if s.get("ratio")},
             "first_call_us": first["first_us"], "second_call_us": first["second_us"],
-            "elapsed_s": doc["elapsed_s"], "quick": doc["stamp"]["quick"]}
+            "elapsed_s": doc["elapsed_s"], "quick": doc["stamp"]["quick"],
+            "phases_us": {key.split("/")[0]: {p["phase"]: p["measured_us"] for p in phases}
+                          for key, phases in (doc.get("attribution") or {}).items()}}
 
 
 def part_sums(verdict: dict[str, Any]) -> dict[str, float]:
