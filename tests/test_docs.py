@@ -348,3 +348,28 @@ def test_every_name_the_doctor_prints_is_explained_where_the_author_reads_it() -
         assert f"* **`{status}`, {name.lower().replace('_', ' ')}**" in glossary, f"{GLOSSARY} lacks --inspect's {name}"
     assert f'include_file("{GLOSSARY}"' in (REPO / "docs/reproduce.md").read_text()
 
+
+
+def test_ablation_steps_per_pr_span_all_its_commits() -> None:
+    """A PR of several commits (PR 1: three) is quoted as one step, from the build before its first commit to the
+    build after its last; a release backport counts with the PR before it. Seen failing when each PR was read as
+    its first commit only ("pr1/0001": +1.83 points printed as a saving)."""
+    name = "co_test_hooks_ablation"
+    spec = importlib.util.spec_from_file_location(name, HOOKS / "__init__.py", submodule_search_locations=[str(HOOKS)])
+    assert spec and spec.loader
+    sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sys.modules[name])
+    derived = importlib.import_module(f"{name}.derived")
+    lasts = ["pr1-portable-clusters/0001-a.patch", "pr1-portable-clusters/0002-b.patch", "backports/0001-c.patch",
+             "pr3-entry-points-once/0001-d.patch", "pr5-params-reuse-opt-in/0001-e.patch"]
+    names = ["prefix1", "prefix2", "prefix3", "prefix4", "patched"]
+    ratios = {"original": 1.00, "prefix1": 1.02, "prefix2": 0.85, "prefix3": 0.84, "prefix4": 0.80, "patched": 0.70}
+    results = {"ablation": {"variants": [{"variant": v, "last": last} for v, last in zip(names, lasts)],
+                            "host_us": {"unchanged": {f"{v}/seed": {"ratio_to_pristine": {"median": r}}
+                                                      for v, r in ratios.items()}}}}
+    assert derived.ablation_span_by_pr(results) == {"pr1": ("original", "prefix3"), "pr3": ("prefix3", "prefix4"),
+                                                    "pr5": ("prefix4", "patched")}
+    steps = derived.ablation_steps(results)["unchanged"]
+    assert steps["pr1"] == pytest.approx(-16.0) and steps["pr1/0001"] == pytest.approx(2.0)
+    assert steps["pr3"] == pytest.approx(-4.0) and steps["pr5"] == pytest.approx(-10.0)
+    assert derived.ablation_variant_by_patch(results)["pr1"] == "prefix3"
