@@ -104,3 +104,18 @@ def test_a_reading_without_the_platform_block_asks_for_it(tmp_path: Path, capsys
     out = capsys.readouterr().out
     assert platform_row(out, "JetPack or DRIVE OS")[1:] == ["not recorded", "not recorded"]
     assert "`cat /etc/nv_tegra_release`) or DRIVE OS (its release), which your reading does not record" in out
+
+
+def test_an_nvfp4_reading_compares_with_the_nvfp4_host_path_reading(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A Thor reading is NVFP4: by default it stands beside the H200 reading of the same NVFP4 code (host path on
+    Hopper, labelled as such), not beside the SM90 stand-in. Seen failing with the stand-in as the only default."""
+    reading = json.loads(REFERENCE.read_text())
+    reading["kernel"] = "nvfp4"
+    mine = tmp_path / "co-doctor.json"
+    mine.write_text(json.dumps(reading))
+    assert doctor.main(["--compare", str(mine)]) == 0
+    out = capsys.readouterr().out
+    assert f"reference: {compare_reading.NVFP4_REFERENCE}" in out
+    assert "The reference is the host path on Hopper" in out
+    assert row(out, "the kernel (CUPTI)").split("|")[3].strip() == "—"  # the host path launches no kernel

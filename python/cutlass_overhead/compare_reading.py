@@ -2,9 +2,10 @@
 reference reading, row by row with the ratio, then the lines that tell the two platforms apart. A table to paste into
 the issue; no GPU needed.
 
-A doctor reading and a report's results.json are one schema (one pipeline), so the default reference is this
-repository's H200 report on the issue's CUTLASS (docs/results/h200-cutlass-v4.3.5/results.json): the SM90 stand-in,
-whose host path makes 4 TMA descriptors per initialize() where the issue's NVFP4 kernel makes 9.
+A doctor reading and a report's results.json are one schema (one pipeline). The default reference follows the
+reading's kernel: for an NVFP4 reading (Thor, Blackwell), this repository's H200 doctor reading of the issue's own
+NVFP4 code on the issue's CUTLASS, host path on Hopper (the same host code, its kernel never launched, a graph
+captured per call); for an SM90 reading, the H200 report of the SM90 stand-in on the issue's CUTLASS.
 """
 
 from __future__ import annotations
@@ -16,11 +17,27 @@ from typing import Any
 
 from . import _build_info
 
-# Installed beside the compiled parts (CMakeLists.txt), else found in a source checkout.
-REFERENCE_NAME = "h200-cutlass-v4.3.5.json"
-_INSTALLED = Path(_build_info.__file__).resolve().parent / "reference" / REFERENCE_NAME
-REFERENCE = _INSTALLED if _INSTALLED.is_file() else \
-    Path(__file__).resolve().parents[2] / "docs" / "results" / "h200-cutlass-v4.3.5" / "results.json"
+# The committed readings, by the kernel family they measured: installed beside the compiled parts (CMakeLists.txt,
+# under these names), else found in a source checkout.
+REFERENCE_FILES = {
+    "sm90": ("h200-cutlass-v4.3.5.json", "h200-cutlass-v4.3.5/results.json"),
+    "nvfp4": ("h200-nvfp4-host-path-v4.3.5.json", "h200-nvfp4-host-path/pipeline-doctor-v4.3.5-nvfp4-hopper-128x4096x4096.json"),
+}
+
+
+def reference_path(family: str) -> Path:
+    installed_name, committed = REFERENCE_FILES[family]
+    installed = Path(_build_info.__file__).resolve().parent / "reference" / installed_name
+    return installed if installed.is_file() else Path(__file__).resolve().parents[2] / "docs" / "results" / committed
+
+
+REFERENCE = reference_path("sm90")  # the SM90 stand-in's
+NVFP4_REFERENCE = reference_path("nvfp4")  # the issue's NVFP4 code, host path on Hopper
+
+
+def default_reference(reading: dict[str, Any]) -> Path:
+    """The committed reading of the same kernel family as `reading` (NVFP4 on Thor/Blackwell, else the stand-in)."""
+    return NVFP4_REFERENCE if str(reading.get("kernel", "")).startswith("nvfp4") else REFERENCE
 
 # (label, path into the reading). us unless the label says otherwise.
 ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -127,12 +144,14 @@ def main(args: list[str], prog: str) -> int:
         if len(paths) != 1:
             raise ReadingError("--compare takes one READING.json (and optionally --reference REF.json)")
         mine = load(Path(paths[0]))
-        ref_path = ref_path or REFERENCE
+        ref_path = ref_path or default_reference(mine)
         ref = load(ref_path)
     except ReadingError as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
     print(f"Yours: {paths[0]}  |  reference: {ref_path}")
+    if ref.get("label"):
+        print(f"The reference is the {ref['label']}.")
     print("\n".join(table(mine, ref)))
     print()
     print("\n".join(platform_table(mine, ref)))
