@@ -349,11 +349,10 @@ def test_every_name_the_doctor_prints_is_explained_where_the_author_reads_it() -
     assert f'include_file("{GLOSSARY}"' in (REPO / "docs/reproduce.md").read_text()
 
 
-
 def test_ablation_steps_per_pr_span_all_its_commits() -> None:
     """A PR of several commits (PR 1: three) is quoted as one step, from the build before its first commit to the
-    build after its last; a release backport counts with the PR before it. Seen failing when each PR was read as
-    its first commit only ("pr1/0001": +1.83 points printed as a saving)."""
+    build after its last; a release backport counts with the PR before it. (The pages had quoted PR 1's first
+    commit alone, +1.83 points, as its saving.) Seen failing with each PR's step taken from its last commit alone."""
     name = "co_test_hooks_ablation"
     spec = importlib.util.spec_from_file_location(name, HOOKS / "__init__.py", submodule_search_locations=[str(HOOKS)])
     assert spec and spec.loader
