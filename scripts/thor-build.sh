@@ -23,7 +23,9 @@ trap 'rm -rf "$wheels" "$site"' EXIT
 
 if [ -n "${CUTLASS_DIR:-}" ]; then
   version=$(sed -n 's/^#define CUTLASS_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' "$CUTLASS_DIR/include/cutlass/version.h" | paste -sd.)
-  series=$(ls "$root/patch/series-v$version" 2>/dev/null || echo "$root/patch/series")
+  # The series the build applies to that version: the vocabulary's rule (the one CutlassSource.cmake applies).
+  series=$("$PY" -c 'import sys, pathlib; sys.path.insert(0, sys.argv[1]); from vocabulary import series_file
+print(series_file(pathlib.Path(sys.argv[2]), sys.argv[3]))' "$root/python/cutlass_overhead" "$root/patch" "$version")
   cutlass_label="$version (CUTLASS_DIR)"
 else
   series=$root/patch/series-v4.2.0 cutlass_label="4.2.0 (nvidia-cutlass wheel)"
