@@ -168,7 +168,11 @@ page_targets() {  # page_targets PR_FOLDER: the CUTLASS targets its PR.md names 
 stage_suites() {
   # CUTLASS's own suites packed on a machine without a GPU (PHASE=build scripts/cutlass-suites.sh), run here, each
   # alone on the machine (the GEMM suites check against a host reference on every core), in a call of their own:
-  # $CUTLASS_SUITES_BINS = "TAR|SERIES|LABEL ..." (SERIES a series file or PR folders joined by commas).
+  # $CUTLASS_SUITES_BINS = "TAR|SERIES|LABEL ..." (SERIES a series file or PR folders joined by commas, or none).
+  # The committed comparison of PR 1 with pristine main, each packed with PHASE=build STUB_LIBCUDA=1
+  # SERIES_TARGETS="" SUITES="<the two cluster GEMM suites>" (SERIES=none, SERIES=pr1-portable-clusters):
+  #   SUITES_RUN_TIMEOUT=110 CUTLASS_SUITES_BINS="pristine.tar.xz|none|main-pristine pr1.tar.xz|pr1-portable-clusters|main-pr1-alone"
+  # (fill-pr-results.py puts main-pristine's line beside a suite that PR 1 alone did not finish).
   local dir=$out/h200-cutlass-tests src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)} packed tarball prs label
   mkdir -p "$dir"
   for packed in ${CUTLASS_SUITES_BINS:?set CUTLASS_SUITES_BINS}; do
