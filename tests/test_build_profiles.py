@@ -3,18 +3,17 @@ CMake configure of this project), and one stamp writer whose patch hash is the p
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 import re
 import shlex
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+
+from docs_hooks import hook
 
 try:
     import tomllib
@@ -177,20 +176,8 @@ def stamp_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           timeout=120, check=False)
 
 
-def docs_staleness() -> ModuleType:
-    """docs/hooks/staleness.py as the docs build loads it (docs/hooks as one package), with the hash it compares."""
-    name = "co_test_hooks"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "docs/hooks/__init__.py",
-                                                      submodule_search_locations=[str(REPO / "docs/hooks")])
-        assert spec and spec.loader
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return importlib.import_module(f"{name}.staleness")
-
-
 def test_the_stamp_cli_hashes_each_patch_as_the_package_and_the_docs_do(tmp_path: Path) -> None:
-    staleness = docs_staleness()
+    staleness = hook("staleness")
     series_files = sorted((REPO / "patch").glob("series*"))
     assert len(series_files) >= 3
     args = [a for s in series_files for a in ("--series", str(s))]

@@ -25,6 +25,8 @@ import pytest
 
 from cutlass_overhead import vocabulary
 
+from docs_hooks import hook
+
 REPO = Path(__file__).resolve().parents[1]
 HOOKS = REPO / "docs" / "hooks"
 PAGES = sorted((REPO / "docs").glob("*.md"))
@@ -353,12 +355,7 @@ def test_ablation_steps_per_pr_span_all_its_commits() -> None:
     """A PR of several commits (PR 1: three) is quoted as one step, from the build before its first commit to the
     build after its last; a release backport counts with the PR before it. (The pages had quoted PR 1's first
     commit alone, +1.83 points, as its saving.) Seen failing with each PR's step taken from its last commit alone."""
-    name = "co_test_hooks_ablation"
-    spec = importlib.util.spec_from_file_location(name, HOOKS / "__init__.py", submodule_search_locations=[str(HOOKS)])
-    assert spec and spec.loader
-    sys.modules[name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sys.modules[name])
-    derived = importlib.import_module(f"{name}.derived")
+    derived = hook("derived")
     lasts = ["pr1-portable-clusters/0001-a.patch", "pr1-portable-clusters/0002-b.patch", "backports/0001-c.patch",
              "pr3-entry-points-once/0001-d.patch", "pr5-params-reuse-opt-in/0001-e.patch"]
     names = ["prefix1", "prefix2", "prefix3", "prefix4", "patched"]

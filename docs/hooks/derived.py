@@ -115,6 +115,11 @@ def ablation_steps(results: dict[str, Any]) -> dict[str, dict[str, float]]:
     return out
 
 
+def _pr_of(folder: str) -> str:
+    """"pr1" for patch/pr1-portable-clusters/; a per-release folder ("v4.3.5", "backports") as it is."""
+    return folder.split("-", 1)[0] if folder.startswith("pr") else folder
+
+
 def ablation_span_by_pr(results: dict[str, Any]) -> dict[str, tuple[str, str]]:
     """Each PR's (build before its first commit, build after its last), by PR: {"pr1": ("original", "prefix3")}.
     A release backport (patch/backports/) belongs to the PR before it in the series."""
@@ -122,7 +127,7 @@ def ablation_span_by_pr(results: dict[str, Any]) -> dict[str, tuple[str, str]]:
     previous, pr = "original", ""
     for v in (results.get("ablation") or {}).get("variants") or []:
         folder = str(v["last"]).rpartition("/")[0]
-        pr = folder.split("-", 1)[0] if folder.startswith("pr") else (pr if folder == "backports" else folder)
+        pr = pr if folder == "backports" else _pr_of(folder)
         out[pr] = (out[pr][0] if pr in out else previous, str(v["variant"]))
         previous = str(v["variant"])
     return out
@@ -134,7 +139,7 @@ def ablation_variant_by_patch(results: dict[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     for v in (results.get("ablation") or {}).get("variants") or []:
         folder, _, name = str(v["last"]).rpartition("/")
-        pr = folder.split("-", 1)[0] if folder.startswith("pr") else folder
+        pr = _pr_of(folder)
         out[f"{pr}/{name[:4]}" if pr else name[:4]] = v["variant"]
     # And the build after each PR's last commit, by PR ("pr1").
     out.update({pr: after for pr, (_, after) in ablation_span_by_pr(results).items()})
