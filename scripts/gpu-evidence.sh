@@ -18,8 +18,8 @@
 #   asserts  the -O0 twin built with NDEBUG kept (CO_O0_DEVICE_ASSERTS=OFF), a --quick report and the assert
 #            calls in each module's machine code: is the -O0 kernel slower for its device-side asserts?
 #            -> OUT/h200-o0-without-asserts/
-#   nvfp4    the issue's NVFP4 host path on Hopper (measurement only, no tensor-core math), both CUTLASS
-#            versions, and the doctor's reference readings  -> OUT/h200-nvfp4-host-path/
+#   nvfp4    cutlass-overhead-doctor --every-config on the SM90 stand-in and on the issue's NVFP4 code's host path on
+#            Hopper (measurement only, no tensor-core math), both CUTLASS versions  -> OUT/h200-nvfp4-host-path/
 #   cutlass  on CUTLASS main with patch/series applied by git am ($CUTLASS_MAIN_GIT; BASE the pristine commit),
 #            built with CUTLASS's CMake: the series' test targets and their break checks, and each PR alone
 #            with its targets -> OUT/h200-cutlass-tests/
@@ -146,14 +146,25 @@ stage_asserts() {
 }
 
 stage_nvfp4() {
-  local dir=$out/h200-nvfp4-host-path
+  # The doctor, --every-config, on the SM90 stand-in and on the issue's NVFP4 code built for sm_90a (host path only,
+  # the kernel never runs), against the 4.2.0 wheel (the installed package) and the issue's v4.3.5 ($site435).
+  local dir=$out/h200-nvfp4-host-path kind version flag site
   mkdir -p "$dir"
-  # The doctors "build" made, where this machine still has them; else the evidence script builds its own.
-  local pre420="" pre435=""
-  [ -x build/gpu/co_doctor_nvfp4_hopper_original ] && pre420=$root/build/gpu
-  [ -x build/v435/co_doctor_nvfp4_hopper_original ] && pre435=$root/build/v435
-  COMMIT=$CO_GIT_COMMIT PREBUILT_420=$pre420 PREBUILT_435=$pre435 SKIP_PYTEST=1 SITE_435=$site435 \
-    scripts/nvfp4-host-path-evidence.sh "$dir" ${CUTLASS_435_DIR:-} 2>&1 | tee "$dir/evidence.log" || status=1
+  $PY python/cutlass_overhead/stamp.py --series patch/series-v4.2.0 --series patch/series-v4.3.5 \
+    --note "label: host path on Hopper, no tensor-core math (never a Blackwell number)" > "$dir/stamp.txt"
+  for version in 4.2.0 4.3.5; do
+    site=""
+    if [ "$version" = 4.3.5 ]; then
+      [ -d "$site435/cutlass_overhead" ] || { echo "no v4.3.5 package in $site435: run the build stage with CUTLASS_435_DIR"; status=1; continue; }
+      site=$site435
+    fi
+    for kind in sm90 nvfp4-hopper; do
+      flag=""
+      [ "$kind" = nvfp4-hopper ] && flag=--host-path-on-hopper
+      (cd /tmp && PYTHONPATH=$site $PY -m cutlass_overhead.doctor 128 4096 4096 --every-config $flag \
+        --json "$dir/doctor-v$version-$kind-128x4096x4096.json") 2>&1 | tee "$dir/doctor-v$version-$kind.log" || status=1
+    done
+  done
 }
 
 # Each PR with only what it needs, as a maintainer merges them: the PR folders applied to main (PR 1 and PR 2 need

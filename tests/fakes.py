@@ -107,6 +107,8 @@ FAKE_HARNESS_CALLS = [("outside", "runtime", "cudaEventCreate", 2), ("outside", 
 FAKE_HOST_NS = {"original": 40_000.0, "patched": 10_000.0, "O0": 400_000.0}
 FAKE_KERNEL_NS_PER_MNK = 120_000.0 / (4096 * 4096 * 2048)  # 120 us at the search's start shape
 FAKE_UNIT_NS = 500.0
+FAKE_CAPTURE_NS = 7_000.0  # what recording a call into a never-launched graph adds
+FAKE_WORKSPACE_BYTES_PER_M = 64
 HEADLINE = Shape(128, 4096, 4096)
 
 Call = tuple[str, str, int, float]  # (variant, mode, GEMM calls, kernel ns) of one bench() or run()
@@ -119,9 +121,10 @@ class FakeWorkload:
     def kernel_ns(self) -> float:
         return self.shape.m * self.shape.n * self.shape.k * FAKE_KERNEL_NS_PER_MNK
 
-    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False) -> dict[str, Any]:
+    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False,
+              capture: bool = False) -> dict[str, Any]:
         self.log.append((variant, mode, iterations, self.kernel_ns()))
-        host = FAKE_HOST_NS[variant] / (1 if mode == "seed" else 10)
+        host = FAKE_HOST_NS[variant] / (1 if mode == "seed" else 10) + (FAKE_CAPTURE_NS if capture else 0.0)
         loop = host + self.kernel_ns() if sync else max(host, self.kernel_ns())
         phases = {p: (host / len(PHASES) if mode == "seed" else 0.0) for p in PHASES}
         return {"iterations": iterations, "host_ns_per_call": host + (self.kernel_ns() if sync else 0.0),
@@ -135,6 +138,9 @@ class FakeWorkload:
 
     def params_bytes(self, variant: str) -> int:
         return 1024
+
+    def func_attribute_ns(self, attribute: str, gemm_kernel: bool, iterations: int) -> float:
+        return FAKE_UNIT_NS * (4 if gemm_kernel else 1)
 
     def allocate(self, nbytes: int) -> object:
         self.log.append(("allocate", f"{nbytes} bytes", 0, 0.0))
@@ -160,8 +166,30 @@ class FakeKernel:
     def unsupported(self, shape: Shape) -> str | None:
         return None
 
-    def make(self, shape: Shape) -> FakeWorkload:
+    def make(self, shape: Shape, silu: bool = False, bias: bool = False) -> FakeWorkload:
         return FakeWorkload(shape, self.log)
+
+    def config_built(self, m: int, silu: bool, bias: bool) -> bool:
+        return not (silu or bias)
+
+    def config_name(self, m: int) -> str:
+        return f"M{m}"
+
+    def workspace_bytes(self, shape: Shape, silu: bool = False, bias: bool = False) -> int:
+        return FAKE_WORKSPACE_BYTES_PER_M * shape.m
+
+
+class FakeNvfp4Kernel(FakeKernel):
+    """An NVFP4 build holding the M <= 128 and M <= 256 configs with every epilogue, not the larger one. SYNTHETIC."""
+
+    kind = "nvfp4_hopper"
+    BUILT_UP_TO_M = 256
+
+    def config_built(self, m: int, silu: bool, bias: bool) -> bool:
+        return m <= self.BUILT_UP_TO_M
+
+    def config_name(self, m: int) -> str:
+        return "KernelConfigM128" if m <= 128 else "KernelConfigM256" if m <= 256 else "KernelConfigDefault"
 
 
 def fake_records(calls: list[Call]) -> list[Record]:
@@ -269,9 +297,9 @@ def fake_timer(shape: Shape, plan: Plan) -> dict[str, Any]:
 
 
 def fake_context(backend: type[FakeBackend] = FakeBackend, runner: ChildRunner | None = None,
-                 profile: str = "report") -> Context:
+                 profile: str = "report", kernel_type: type[FakeKernel] | None = None) -> Context:
     log: list[Call] = []
-    kernel = FakeKernel(log)
+    kernel = (kernel_type or FakeKernel)(log)
     return Context(make_plan(quick=True, profile=profile), kernel, backend(log), kernel.make(HEADLINE), "SYNTHETIC GPU",
                    fake_timer, runner, fake_first_call)
 
@@ -298,10 +326,12 @@ def fake_results(ctx: Context) -> dict[str, Any]:
             "shape": ctx.headline.shape.as_dict(), "params_bytes": 1024, "errors": []}
 
 
-def measured_fake(runner: ChildRunner | None = None, profile: str = "report") -> dict[str, Any]:
+def measured_fake(runner: ChildRunner | None = None, profile: str = "report",
+                  kernel_type: type[FakeKernel] = FakeKernel) -> dict[str, Any]:
     """report.measure_all on the fake GPU, the report's own process refusing CUPTI, the child faked in-process (with
-    the same profile: the doctor's child runs with --profile doctor)."""
+    the same profile and kernel: the doctor's child runs with --profile doctor)."""
     from cutlass_overhead import report
 
-    ctx = fake_context(ParentBackend, runner or child.in_process_child(fake_context(profile=profile)), profile)
+    ctx = fake_context(ParentBackend, runner or child.in_process_child(
+        fake_context(profile=profile, kernel_type=kernel_type)), profile, kernel_type)
     return report.measure_all(ctx, fake_results(ctx))

@@ -166,3 +166,11 @@ def test_the_host_path_on_hopper_runs_only_on_sm90_and_says_what_it_is(monkeypat
     assert analysis.verdict({**reading, "kernel": "nvfp4_hopper"})["bound"] == vocabulary.BOUNDS[3]
     args = doctor.parse_args(["--host-path-on-hopper"])
     assert "--host-path-on-hopper" in report.child.child_command(args, Path("i"), Path("o"))
+
+
+def test_each_load_also_times_the_attribute_call_alone_with_and_without_it(reading: dict[str, Any]) -> None:
+    for name in ("copy_load", "kernel_load"):
+        call = reading["suspects"][name]["attribute_call_us"]
+        assert set(call) == {"idle", "loaded"} and call["idle"]["n"] == call["loaded"]["n"] == reading[
+            "headline_samples"]["rounds"], name
+        assert call["idle"]["median"] == pytest.approx(2.0)  # the fakes' 4 x 500 ns on the GEMM kernel

@@ -302,3 +302,19 @@ def test_in_the_report_the_ablation_is_the_timings_steps_rounds(monkeypatch: pyt
     assert ("original", "seed", 1) not in benched and ("patched", "floor", 1) not in benched
     assert ("prefix1", "seed", 1) in benched and ("original", "seed", experiments.ROTATION) in benched
     assert results["noise_floor"]["headline"]["n"] == ctx.plan.rounds and "layer" in results["noise_floor"]
+
+
+def test_the_reports_process_never_counts_with_a_real_runner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CUPTI, once loaded, slows every later call of its process: the ablation's counts come from the CUPTI child
+    (experiments.count_in_child there), and without them the report's step fails instead of counting itself."""
+    class Real(experiments.DeviceRunner):
+        def __init__(self) -> None:
+            pass
+
+        def counts(self, configs: Sequence[tuple[str, str, int]], calls: int) -> dict[str, dict[str, float]]:
+            raise AssertionError("counted in the report's process")
+
+    monkeypatch.setattr(experiments, "runner_for", lambda workload: Real())
+    ctx = type("Ctx", (), {"headline": object(), "plan": type("P", (), {"quick": True})()})()
+    with pytest.raises(RuntimeError, match="CUPTI child"):
+        experiments.measure(ctx, {}, counted=None)

@@ -36,8 +36,11 @@ def bench(torch: Any, ops: dict[str, Any], variant: str, mode: str, calls: int, 
 
 
 def per_call(torch_sm90: Any, configs: list[tuple[str, str, int]]) -> dict[str, dict[str, float]]:
-    """experiments' own counting (2N calls minus N calls), in this process."""
-    return experiments.counts_child({"shape": {"m": M, "n": N, "k": K}, "configs": configs, "calls": 5})
+    """experiments' own counting (2N calls minus N calls, DeviceRunner.counts as the CUPTI child calls it), here."""
+    from cutlass_overhead import _device
+    from cutlass_overhead.workloads import DeviceWorkload, Shape
+
+    return experiments.DeviceRunner(DeviceWorkload(Shape(M, N, K), _device.Stream())).counts(configs, 5)
 
 
 def test_rotation_hands_each_call_the_next_buffer(torch_sm90: Any) -> None:

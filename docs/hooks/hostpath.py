@@ -1,9 +1,9 @@
-"""The doctor's committed readings in docs/results/h200-nvfp4-host-path/: the issue's NVFP4 host path on Hopper
-(measurement only, no tensor-core math) and the SM90 stand-in, per CUTLASS version, original and patched.
+"""The doctor's committed readings in docs/results/h200-nvfp4-host-path/: `cutlass-overhead-doctor --every-config`
+(the report's schema) on the issue's NVFP4 host path on Hopper (measurement only, no tensor-core math) and on the
+SM90 stand-in, per CUTLASS version, original and patched in one reading.
 
-This run is not a report (no results.json): its files are the doctor's own JSON (`co_doctor_* --matrix` and the
-single-shape readings). Every table drawn from it carries the label the doctor wrote into it, so no page can show
-these numbers as Blackwell or Thor numbers.
+Every table drawn from the NVFP4 readings carries the label the doctor wrote into them, so no page can show these
+numbers as Blackwell or Thor numbers.
 """
 
 from __future__ import annotations
@@ -23,14 +23,11 @@ VERSIONS = ("4.2.0", "4.3.5")
 KINDS = {"nvfp4-hopper": "the issue's NVFP4 `runNvfp4Gemm`, host path on Hopper",
          "sm90": "the SM90 bf16 stand-in (kernel runs)"}
 VARIANTS = ("original", "patched")
-DOCTOR = {kind: f"doctor-{kind}-{V.HEADLINE_LABEL}.json" for kind in KINDS}
-# The pipeline doctor's readings (cutlass-overhead-doctor: the report's schema), beside the retired C++ doctor's;
-# and the issue's version, a full run (not --quick): the reading the pages quote for the issue's NVFP4 code.
-PIPELINE = {**{kind: f"pipeline-doctor-{kind}-{V.HEADLINE_LABEL}.json" for kind in KINDS},
-            "nvfp4-hopper-v4.3.5": f"pipeline-doctor-v4.3.5-nvfp4-hopper-{V.HEADLINE_LABEL}.json"}
-# The API groups counted per phase (vocabulary slugs), and the one API counted beside them.
-COUNTED_GROUPS = V.DESCRIPTOR_GROUPS
-ATTRIBUTE_API = "cudaFuncSetAttribute"
+# The readings, by key "v<version>-<kind>": doctor-<key>-<shape>.json and its log doctor-<key>.log.
+READINGS = {f"v{version}-{kind}": f"doctor-v{version}-{kind}-{V.HEADLINE_LABEL}.json"
+            for version in VERSIONS for kind in KINDS}
+# The calls per steady-state call the tables show: vocabulary API groups.
+COUNTED_GROUPS = (*V.DESCRIPTOR_GROUPS, "func_attributes")
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -42,73 +39,90 @@ def _read(path: Path) -> dict[str, Any]:
         raise ResultsError(f"{path} is not valid JSON: {error}") from error
 
 
-def phase_counts(counts: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
-    """combo -> phase -> {lookups, encodes, version_queries, attributes} of one steady-state call, as the calling
-    code makes them (vocabulary.calls_by_group: the driver's own cuGetProcAddress inside a lookup is not counted)."""
-    per_api: dict[tuple[str, str], dict[str, float]] = {}
-    domains: dict[str, str] = {}
-    for c in counts:
-        calls = per_api.setdefault((c["combo"], c["phase"]), {})
-        calls[c["api"]] = calls.get(c["api"], 0.0) + c["count"]
-        domains[c["api"]] = c["domain"]
-    out: dict[str, dict[str, dict[str, float]]] = {}
-    for (combo, phase), calls in per_api.items():
-        groups = V.calls_by_group(calls, domains)
-        out.setdefault(combo, {})[phase] = {**{g: groups[g] for g in COUNTED_GROUPS},
-                                            "attributes": calls.get(ATTRIBUTE_API, 0.0)}
-    return out
+def groups(per_api: dict[str, float], domains: dict[str, str]) -> dict[str, float]:
+    """Calls per COUNTED_GROUPS group, as the calling code makes them (vocabulary.calls_by_group)."""
+    by_group = V.calls_by_group(per_api, domains)
+    return {g: by_group[g] for g in COUNTED_GROUPS}
+
+
+def config_rows(doc: dict[str, Any], where: str) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """({variant: {combo: {groups..., workspace_bytes, host_us: {mode: spread}}}}, {variant: {combo: {phase: groups}}})
+    of one --every-config reading."""
+    if not (doc.get("configs") or {}).get("rows"):
+        raise ResultsError(f"{where} has no configs rows: it was not run with --every-config")
+    matrix: dict[str, dict[str, Any]] = {v: {} for v in VARIANTS}
+    phases: dict[str, dict[str, Any]] = {v: {} for v in VARIANTS}
+    for row in doc["configs"]["rows"]:
+        for variant in VARIANTS:
+            counted = row["counts"].get(variant)
+            if counted is None:
+                raise ResultsError(f"{where}: {row['combo']} has no {variant} counts (see its errors)")
+            host = {mode.split("/")[1]: s for mode, s in row["host_us"].items() if mode.startswith(variant + "/")}
+            matrix[variant][row["combo"]] = {**groups(counted["totals"], counted["domains"]),
+                                             "workspace_bytes": row["workspace_bytes"], "host_us": host}
+            phases[variant][row["combo"]] = {phase: groups(calls, counted["domains"])
+                                             for phase, calls in counted["per_call"].items()}
+    return matrix, phases
 
 
 def load(root: Path) -> dict[str, Any]:
-    """{label, matrix: {version: {kind: {variant: {combo: row}}}}, phases: (same nesting) -> combo -> phase,
-    shape: (same nesting) -> the matrix run's shape, calls and rounds, doctor: {kind: the doctor's JSON},
-    parts: {kind: part_sums of its verdict}, dir: the page-relative folder}."""
+    """{label, readings: {key: the doctor's JSON}, matrix: {version: {kind: {variant: {combo: row}}}}, phases: (same
+    nesting) -> combo -> phase -> groups, shape: {version: {kind: {rounds, calls}}}, pipeline: {key: pipeline_reading},
+    parts: {key: part_sums of its verdict}, dir: the page-relative folder}."""
     where = root / RESULTS / NAME
-    data: dict[str, Any] = {"matrix": {}, "phases": {}, "shape": {}, "doctor": {}, "label": None,
+    data: dict[str, Any] = {"matrix": {}, "phases": {}, "shape": {}, "readings": {}, "label": None,
                             "dir": f"results/{NAME}"}
     for version in VERSIONS:
         for kind in KINDS:
-            for variant in VARIANTS:
-                doc = _read(where / f"matrix-v{version}-{kind}-{variant}.json")
-                if doc.get("cutlass_version") != version:
-                    raise ResultsError(f"{where}/matrix-v{version}-{kind}-{variant}.json says CUTLASS "
-                                       f"{doc.get('cutlass_version')!r}")
-                data["matrix"].setdefault(version, {}).setdefault(kind, {})[variant] = {
-                    row["combo"]: row for row in doc["matrix"]}
-                data["shape"].setdefault(version, {}).setdefault(kind, {})[variant] = doc["shape"]
-                data["phases"].setdefault(version, {}).setdefault(kind, {})[variant] = phase_counts(
-                    doc.get("counts_one_steady_call") or [])
-                if kind == "nvfp4-hopper":
-                    if not doc.get("label"):
-                        raise ResultsError(f"{where}/matrix-v{version}-{kind}-{variant}.json carries no label")
-                    data["label"] = doc["label"]
-    for kind, file in DOCTOR.items():
-        data["doctor"][kind] = _read(where / file)
-    data["parts"] = {kind: part_sums(doc["verdict"]) for kind, doc in data["doctor"].items()}
-    data["pipeline_doc"] = {kind: _read(where / file) for kind, file in PIPELINE.items()}
-    data["pipeline"] = {kind: pipeline_reading(doc) for kind, doc in data["pipeline_doc"].items()}
+            key = f"v{version}-{kind}"
+            path = where / READINGS[key]
+            doc = _read(path)
+            if doc["stamp"].get("cutlass_version") != version:
+                raise ResultsError(f"{path} says CUTLASS {doc['stamp'].get('cutlass_version')!r}")
+            data["readings"][key] = doc
+            matrix, phases = config_rows(doc, str(path))
+            data["matrix"].setdefault(version, {})[kind] = matrix
+            data["phases"].setdefault(version, {})[kind] = phases
+            data["shape"].setdefault(version, {})[kind] = {k: doc["configs"][k] for k in ("rounds", "calls")}
+            if kind == "nvfp4-hopper":
+                if not doc.get("label"):
+                    raise ResultsError(f"{path} carries no label")
+                data["label"] = doc["label"]
+    data["pipeline"] = {key: pipeline_reading(doc) for key, doc in data["readings"].items()}
+    data["parts"] = {key: part_sums(doc["verdict"]) for key, doc in data["readings"].items()}
     return data
 
 
 def pipeline_reading(doc: dict[str, Any]) -> dict[str, Any]:
-    """What the pages quote of a pipeline doctor reading: the issue's pattern's host time (median, q1, q3), each
-    suspect's ratio and effect by its vocabulary key (V.SUSPECTS), the first and second call, how long it ran, and
-    `phases_us`: {variant: {phase: measured µs per call}} of its attribution (e.g. the -O0 build's initialize)."""
+    """What the pages quote of a doctor reading: the issue's pattern's host time (median, q1, q3), each suspect's
+    ratio and effect by its vocabulary key (V.SUSPECTS), the first and second call, how long it ran, `phases_us`:
+    {variant: {phase: measured µs per call}} of its attribution (e.g. the -O0 build's initialize), and `attribute`:
+    cudaFuncSetAttribute on the GEMM's kernel and on an empty one (in-situ), idle and under each load."""
     by_text = {text: key for key, text in V.SUSPECTS.items()}
     suspects = {by_text[s["suspect"]]: s for s in doc["verdict"]["suspects"] if s["suspect"] in by_text}
     first = doc["suspects"]["first_call"]
+    in_situ, spread = doc.get("in_situ_ns") or {}, doc.get("in_situ_spread_ns") or {}
+
+    def us(key: str) -> dict[str, float]:
+        return {"median": in_situ[key] / 1e3, "q1": spread[key]["q1"] / 1e3, "q3": spread[key]["q3"] / 1e3}
+
+    beside = {load: doc["suspects"][load]["attribute_call_us"] for load in ("copy_load", "kernel_load")}
+    attribute = {"gemm_kernel": us("cudaFuncSetAttribute(GEMM kernel)"),
+                 "empty_kernel": us("cudaFuncSetAttribute(empty kernel)"),
+                 **{f"under_{load}": call["loaded"] for load, call in beside.items()},
+                 **{f"idle_beside_{load}": call["idle"] for load, call in beside.items()}}
     return {"host": doc["timings"]["original/seed"]["host"], "suspects": suspects,
             "x": {key: s["ratio"]["median"] for key, s in suspects.items() if s.get("ratio")},
             "first_call_us": first["first_us"], "second_call_us": first["second_us"],
-            "elapsed_s": doc["elapsed_s"], "quick": doc["stamp"]["quick"],
+            "elapsed_s": doc["elapsed_s"], "quick": doc["stamp"]["quick"], "attribute": attribute,
             "phases_us": {key.split("/")[0]: {p["phase"]: p["measured_us"] for p in phases}
                           for key, phases in (doc.get("attribution") or {}).items()}}
 
 
 def part_sums(verdict: dict[str, Any]) -> dict[str, float]:
-    """The doctor's verdict parts summed by what they are: attribute calls, lookups, encodes (count × unit cost,
-    measured in the same process), the unexplained rest of `initialize` + `run`, everything, and `priced`: the
-    attribute calls, lookups, encodes and version queries together."""
+    """The verdict's parts summed by what they are: attribute calls, lookups, encodes (count × unit cost, measured
+    in the same process), the unexplained rest of `initialize` + `run`, everything, and `priced`: the attribute
+    calls, lookups, encodes and version queries together."""
     sums = {"attributes": 0.0, "lookups": 0.0, "encodes": 0.0, "version_queries": 0.0, "rest_init_run": 0.0,
             "all": 0.0}
     for part in verdict["parts"]:
@@ -133,8 +147,8 @@ def label_banner(data: dict[str, Any]) -> str:
 
 
 def _gpu(data: dict[str, Any]) -> str:
-    doc = data["doctor"]["nvfp4-hopper"]
-    return f"{doc['gpu']['name']} (sm_{doc['gpu']['sm']}), {doc['host']['cpu_model']}"
+    stamp = data["readings"]["v4.3.5-nvfp4-hopper"]["stamp"]
+    return f"{stamp['gpu']}, {stamp['host_cpu']}"
 
 
 def table_matrix(data: dict[str, Any], version: str, kind: str = "nvfp4-hopper") -> str:
@@ -144,22 +158,19 @@ def table_matrix(data: dict[str, Any], version: str, kind: str = "nvfp4-hopper")
     by_variant = data["matrix"][version][kind]
     rows = []
     for combo, orig in by_variant["original"].items():
-        pat = by_variant["patched"].get(combo) or {}
-        counts = [f"{cell_count(orig.get(k))} → {cell_count(pat.get(k))}"
-                  for k in ("lookups", "encodes", "driver_version_queries", "func_set_attribute")]
-        rows.append([f"`{combo}`", *counts, cell_iqr(orig["seed_drained"]["host_per_call"]),
-                     cell_iqr(pat["seed_drained"]["host_per_call"]) if pat else "–",
-                     cell_iqr(orig["floor_drained"]["host_per_call"]),
-                     cell_iqr(pat["floor_drained"]["host_per_call"]) if pat else "–"])
+        pat = by_variant["patched"][combo]
+        counts = [f"{cell_count(orig[g])} → {cell_count(pat[g])}" for g in COUNTED_GROUPS]
+        rows.append([f"`{combo}`", *counts, cell_iqr(orig["host_us"]["seed"]), cell_iqr(pat["host_us"]["seed"]),
+                     cell_iqr(orig["host_us"]["floor"]), cell_iqr(pat["host_us"]["floor"])])
     return md_table(["config", "lookups", "encodes", "version queries", "attribute calls",
                      "host µs, issue's pattern, original", "… patched", "floor µs, original", "… patched"], rows)
 
 
-def table_doctor(data: dict[str, Any], kind: str) -> str:
-    """The pipeline doctor's verdict for one reading: the parts of one call's host time, then the suspects."""
-    doc = data["pipeline_doc"].get(kind)
+def table_doctor(data: dict[str, Any], key: str) -> str:
+    """The doctor's verdict for one reading: the parts of one call's host time, then the suspects."""
+    doc = data["readings"].get(key)
     if doc is None:
-        raise ResultsError(f"{NAME}: no doctor reading '{kind}' (known: {', '.join(PIPELINE)})")
+        raise ResultsError(f"{NAME}: no doctor reading '{key}' (known: {', '.join(READINGS)})")
     verdict = doc["verdict"]
     parts = sorted(verdict["parts"], key=lambda p: -p["us"])
     rows = [[p["part"], fmt_num(p["us"])] for p in parts]

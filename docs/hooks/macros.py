@@ -12,7 +12,7 @@ variable (`r`, `r435`) and the arithmetic the pages quote on it (`d`, `d435`, se
     {{ table("ablation") }} {{ table("layer") }} {{ table("in_situ") }}   the experiments step (experiments.py)
     {% set hp = host_path() %} {{ host_path_table("4.3.5") }} {{ doctor_reading("sm90") }}   the doctor's JSON in
         docs/results/h200-nvfp4-host-path/ (hostpath.py; every table carries its "host path on Hopper" label)
-    {{ include_log("results/h200-nvfp4-host-path/doctor-sm90.log") }}   a committed log, verbatim
+    {{ include_log("results/h200-nvfp4-host-path/doctor-v4.2.0-sm90.log") }}   a committed log, verbatim
 
 A value a page names that the JSON lacks is a build error (`on_undefined: strict`, `on_error_fail`), and so
 is a null value given to a unit filter, a missing plot and a stale run (staleness.py; CO_DOCS_ALLOW_STALE=1

@@ -221,6 +221,14 @@ def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
     out["tracing_cost"] = run_step(out, "tracing cost on", lambda: tracing_on(ctx, out))
     out["counts"] = run_step(out, "counts", lambda: measure_counts(ctx, out)) or {}
     out["encodes"] = run_step(out, "captured encodes", lambda: capture_encodes(ctx))
+    if ctx.plan.runs("experiments"):
+        from . import experiments
+
+        out["ablation_counts"] = run_step(out, "ablation counts", lambda: experiments.count_in_child(ctx))
+    if ctx.plan.runs("configs"):
+        from . import configs
+
+        out["config_counts"] = run_step(out, "config counts", lambda: configs.count(ctx, out)) or {}
     if ctx.kernel.kind != "nvfp4_hopper":  # the host path on Hopper launches no kernel
         out["kernel_us"] = run_step(out, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
     shapes = request.get("sweep_shapes") or []

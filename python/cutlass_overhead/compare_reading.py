@@ -21,7 +21,7 @@ from . import _build_info
 # under these names), else found in a source checkout.
 REFERENCE_FILES = {
     "sm90": ("h200-cutlass-v4.3.5.json", "h200-cutlass-v4.3.5/results.json"),
-    "nvfp4": ("h200-nvfp4-host-path-v4.3.5.json", "h200-nvfp4-host-path/pipeline-doctor-v4.3.5-nvfp4-hopper-128x4096x4096.json"),
+    "nvfp4": ("h200-nvfp4-host-path-v4.3.5.json", "h200-nvfp4-host-path/doctor-v4.3.5-nvfp4-hopper-128x4096x4096.json"),
 }
 
 

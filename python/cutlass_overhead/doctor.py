@@ -18,7 +18,7 @@ from pathlib import Path
 from . import compare_reading, inspect_binary
 from ._steps import one_line
 from .report import OneLineParser, make_context, measure_all, new_results, no_gpu
-from .present import verdict_text, write_json
+from .present import configs_text, verdict_text, write_json
 from .stamp import stamp
 from .suspects import subprocess_first_call
 from .vocabulary import HEADLINE_K, HEADLINE_M, HEADLINE_N
@@ -26,7 +26,7 @@ from .workloads import NoGpu
 from ._variants import VariantUnavailable
 
 PROG = "cutlass-overhead-doctor"
-USAGE = (f"{PROG} [M N K [CALLS]] [--quick] [--json PATH] [--host-path-on-hopper]\n       {PROG} --inspect PATH\n"
+USAGE = (f"{PROG} [M N K [CALLS]] [--quick] [--json PATH] [--host-path-on-hopper] [--every-config]\n       {PROG} --inspect PATH\n"
          f"       {PROG} --compare READING.json [--reference REF.json]")
 EXTENT_MAX = 2**31 - 1
 CALLS_MAX = 100_000
@@ -50,6 +50,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--host-path-on-hopper", action="store_true",
                         help="on an sm_90 GPU: the issue's NVFP4 code built for sm_90a (CO_NVFP4_HOST_PATH_ON_HOPPER=ON), "
                              "host path only, the kernel never runs; never a Blackwell number")
+    parser.add_argument("--every-config", action="store_true",
+                        help="also every config x epilogue the build holds at N and K: counts, host times, workspace "
+                             "(about a minute more)")
     parser.add_argument("--json", type=Path, default=Path("co-doctor.json"), metavar="PATH",
                         help="where the reading goes (default ./co-doctor.json): attach it to the issue")
     args = parser.parse_args(argv)
@@ -61,7 +64,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         parser.error(str(error))
     args.m, args.n, args.k = parsed[:3] if parsed else (HEADLINE_M, HEADLINE_N, HEADLINE_K)
     args.calls = parsed[3] if len(parsed) == 4 else None
-    args.profile = "doctor"
+    args.profile = "every-config" if args.every_config else "doctor"
     return args
 
 
@@ -83,6 +86,8 @@ def diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
     measure_all(ctx, results)
     results["elapsed_s"] = time.monotonic() - started
     written = write_json(results, args.json.parent, args.json.name)
+    if results.get("configs"):
+        print(configs_text(results["configs"]))
     if results.get("verdict"):
         print(verdict_text(results["verdict"]))
     for error in results["errors"]:

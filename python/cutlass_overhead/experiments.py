@@ -6,10 +6,10 @@ per round, and published beside the run's A/A noise floor (the same block timed 
 
 * ablation   host us per call of the issue's pattern for pristine CUTLASS, each prefix of the patch series
              (CO_BUILD_ABLATION), the full series and the caller-side fixes, with operands unchanged and with
-             A and D changing every call (`ROTATION` buffers each); plus API counts per call (CUPTI, in a
-             child process: this one never loads CUPTI). In the report these blocks run inside the timings
-             step's rounds (timing.measure_headline, via headline_blocks()), so a configuration both name is
-             timed once; run alone (`python -m cutlass_overhead.experiments`) they get rounds of their own.
+             A and D changing every call (`ROTATION` buffers each); plus API counts per call, counted by the
+             report's CUPTI child (child.py; this process never loads CUPTI). In the report these blocks run
+             inside the timings step's rounds (timing.measure_headline, via headline_blocks()), so a
+             configuration both name is timed once; measure_with without them gives them rounds of their own.
 * layer      one transformer layer's GEMMs (layer_gemms() in C++) at a decode and a prefill M, A and D
              rotating: host us per layer with the launch queue never filling (the stream is drained before
              each layer, outside the timed span), and loop and GPU us per layer (host- or GPU-bound).
@@ -22,13 +22,8 @@ recorded once (harness.Quantities). Only the SM90 stand-in has these entry point
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from . import harness
@@ -95,7 +90,10 @@ class Runner(Protocol):
 
     def initialize_part_ns(self, variant: str, part: str, iterations: int) -> float: ...
 
-    def counts(self, configs: Sequence[tuple[str, str, int]], calls: int) -> dict[str, dict[str, float]]: ...
+    def counts(self, configs: Sequence[tuple[str, str, int]], calls: int) -> dict[str, dict[str, float]]:
+        """Calls per call of each (variant, mode, rotation), keyed "variant/mode@rotation" (COUNTED_APIS): CUPTI,
+        so only the report's CUPTI child calls it."""
+        ...
 
 
 def config_key(variant: str, mode: str) -> str:
@@ -112,6 +110,12 @@ def ablation_configs(runner: Runner) -> dict[str, list[tuple[str, str]]]:
     if (("patched", "seed")) not in seeds:  # a build without CO_BUILD_ABLATION: pristine vs the full series
         seeds.append(("patched", "seed"))
     return {regime: seeds + [(PRISTINE, fix), ("patched", fix)] for regime, fix in CALLER_FIXES.items()}
+
+
+def ablation_count_configs(runner: Runner) -> list[tuple[str, str, int]]:
+    """(variant, mode, rotation) of every ablation config: what the CUPTI child counts (Runner.counts)."""
+    return [(v, m, ROTATION if regime == "changing" else 1) for regime, pairs in ablation_configs(runner).items()
+            for v, m in pairs]
 
 
 def summarize(samples: dict[str, list[float]], names: dict[str, str], baseline: str, q: harness.Quantities,
@@ -143,10 +147,12 @@ def ablation_blocks(runner: Runner, calls: int, warmup: int) -> dict[str, Callab
 
 
 def measure_ablation(runner: Runner, plan: ExperimentPlan, q: harness.Quantities, seed: int = 0,
-                     headline: dict[str, Any] | None = None) -> tuple[dict[str, Any], harness.Spread | None]:
+                     headline: dict[str, Any] | None = None, counted: dict[str, dict[str, float]] | None = None
+                     ) -> tuple[dict[str, Any], harness.Spread | None]:
     """The ablation's host times. In the report they come from `headline` (results["headline_samples"]: the
     timings step ran these blocks in its rounds) and the noise floor is the timings step's; alone, they are
-    measured here, with their own noise floor."""
+    measured here, with their own noise floor. `counted`: the CUPTI child's Runner.counts of
+    ablation_count_configs (None: asked of the runner here, which only a fake may do)."""
     configs = ablation_configs(runner)
     noise_name = sample_name("unchanged", config_key(PRISTINE, "seed"))
     if headline is None:
@@ -166,9 +172,8 @@ def measure_ablation(runner: Runner, plan: ExperimentPlan, q: harness.Quantities
     operands = {regime: summarize(samples, names[regime], sample_name(regime, config_key(PRISTINE, "seed")), q,
                                   f"ablation:{regime}", "host_us")
                 for regime in configs}
-    count_configs = [(v, m, ROTATION if regime == "changing" else 1) for regime, pairs in configs.items()
-                     for v, m in pairs]
-    counted = runner.counts(count_configs, plan.count_calls)
+    if counted is None:
+        counted = runner.counts(ablation_count_configs(runner), plan.count_calls)
     counts = {regime: {config_key(v, m): counted[f"{v}/{m}@{ROTATION if regime == 'changing' else 1}"]
                        for v, m in pairs} for regime, pairs in configs.items()}
     result = {"variants": runner.ablation_variants(), "rotation": ROTATION, "rounds": rounds,
@@ -253,12 +258,13 @@ def measure_initialize_parts(runner: Runner, plan: ExperimentPlan,
     return medians_with_quartiles(harness.interleaved(blocks, plan.rounds, seed=seed))
 
 
-def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0,
-                 headline: dict[str, Any] | None = None) -> dict[str, Any]:
+def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0, headline: dict[str, Any] | None = None,
+                 counted: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
     """Every experiment; returns the result keys (see the module docstring). With `headline` (the report's
-    results["headline_samples"]) the ablation reuses the timings step's rounds instead of timing again."""
+    results["headline_samples"]) the ablation reuses the timings step's rounds instead of timing again; `counted`
+    is the CUPTI child's count of the ablation's configs."""
     q = harness.Quantities()
-    ablation, ablation_noise = measure_ablation(runner, plan, q, seed, headline)
+    ablation, ablation_noise = measure_ablation(runner, plan, q, seed, headline, counted)
     layer, layer_noise = measure_layer(runner, plan, q, seed)
     in_situ, in_situ_spread = measure_in_situ(runner, plan, seed)
     parts, parts_spread = measure_initialize_parts(runner, plan, seed)
@@ -319,40 +325,25 @@ class DeviceRunner:
         return float(self._module(variant).initialize_part_ns(a=w.a, b=w.b, d=w.d, part=part, iterations=iterations))
 
     def counts(self, configs: Sequence[tuple[str, str, int]], calls: int) -> dict[str, dict[str, float]]:
-        """Counted in a child process: CUPTI, once used, slows every later CUDA call of its process."""
-        shape = self.w.shape
-        with tempfile.TemporaryDirectory() as tmp:
-            request, out = Path(tmp) / "in.json", Path(tmp) / "out.json"
-            request.write_text(json.dumps({"shape": shape.as_dict(), "configs": list(configs), "calls": calls}))
-            subprocess.run([sys.executable, "-m", "cutlass_overhead.experiments", "--counts", str(request), str(out)],
-                           check=True)
-            return json.loads(out.read_text())
+        """CUPTI, in this process: the report's CUPTI child calls it (child.child_measure), never the report."""
+        from .trace import count_calls
+
+        out: dict[str, dict[str, float]] = {}
+        for variant, mode, rotation in configs:
+            def count(n: int, v: str = variant, m: str = mode, r: int = rotation) -> dict[str, float]:
+                with count_calls() as c:
+                    self.bench(v, m, n, 0, r)
+                return {key: c.calls(what) for key, what in COUNTED_APIS.items()}
+
+            self.bench(variant, mode, 2, 1, rotation)  # first calls resolve, load and encode once
+            out[f"{variant}/{mode}@{rotation}"] = count_per_call(count, calls)
+        return out
 
 
-def count_per_call(count: Callable[[int], dict[str, int]], calls: int) -> dict[str, float]:
+def count_per_call(count: Callable[[int], dict[str, float]], calls: int) -> dict[str, float]:
     """Per-call counts from count(2N) - count(N): what a benchmark does once (setup, warm-up) cancels."""
     fewer, more = count(calls), count(2 * calls)
     return {group: (more[group] - fewer[group]) / calls for group in COUNTED_APIS}
-
-
-def counts_child(request: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """The child's side of DeviceRunner.counts: CUPTI call counts per config, "variant/mode@rotation"."""
-    from . import _device
-    from .trace import count_calls
-    from .workloads import DeviceWorkload, Shape
-
-    w = DeviceWorkload(Shape(**request["shape"]), _device.Stream())
-    runner = DeviceRunner(w)
-    out: dict[str, dict[str, float]] = {}
-    for variant, mode, rotation in request["configs"]:
-        def count(n: int, v: str = variant, m: str = mode, r: int = rotation) -> dict[str, float]:
-            with count_calls() as c:
-                runner.bench(v, m, n, 0, r)
-            return {key: c.calls(what) for key, what in COUNTED_APIS.items()}
-
-        runner.bench(variant, mode, 2, 1, rotation)  # first calls resolve, load and encode once
-        out[f"{variant}/{mode}@{rotation}"] = count_per_call(count, int(request["calls"]))
-    return out
 
 
 def runner_for(workload: Any) -> Runner | None:
@@ -368,25 +359,34 @@ def runner_for(workload: Any) -> Runner | None:
     return None
 
 
-def measure(ctx: Any, results: dict[str, Any]) -> dict[str, Any]:
-    """The report's step: every experiment on the context's headline operands (SM90 stand-in only)."""
+def count_in_child(ctx: Any) -> dict[str, dict[str, float]] | None:
+    """The CUPTI child's share: the ablation's counts on the headline operands (None where nothing is measured)."""
+    runner = runner_for(ctx.headline)
+    if runner is None:
+        return None
+    return runner.counts(ablation_count_configs(runner), make_experiment_plan(ctx.plan.quick).count_calls)
+
+
+def measure(ctx: Any, results: dict[str, Any], counted: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
+    """The report's step: every experiment on the context's headline operands (SM90 stand-in only); `counted`: the
+    CUPTI child's count_in_child (a real runner cannot count in the report's process)."""
     runner = runner_for(ctx.headline)
     if runner is None:
         return {"experiments_status": "not measured: the ablation, layer and in-situ experiments exist for the "
                                       f"SM90 stand-in's device operands only; this run measures "
                                       f"{getattr(ctx.kernel, 'kind', '?')} ({type(ctx.headline).__name__})"}
-    out = measure_with(runner, make_experiment_plan(ctx.plan.quick), headline=results.get("headline_samples"))
+    if counted is None and isinstance(runner, DeviceRunner):
+        raise RuntimeError("needs the ablation counts of the CUPTI child, which it did not return (see its error)")
+    out = measure_with(runner, make_experiment_plan(ctx.plan.quick), headline=results.get("headline_samples"),
+                       counted=counted)
     out["noise_floor"] = {**(results.get("noise_floor") or {}), **out["noise_floor"]}
     return out
 
 
 def measure_in_situ_only(ctx: Any) -> dict[str, Any]:
-    """The doctor's share of the experiments: cudaFuncSetAttribute on the GEMM's own kernel, which prices the
-    attribute calls in the attribution (SM90 stand-in only; elsewhere the empty-kernel unit cost prices them)."""
-    runner = runner_for(ctx.headline)
-    if runner is None:
-        return {}
-    in_situ, spread = measure_in_situ(runner, make_experiment_plan(ctx.plan.quick), 0)
+    """The doctor's share of the experiments: cudaFuncSetAttribute on the GEMM's own kernel (either family: the
+    workload calls it), which prices the attribute calls in the attribution."""
+    in_situ, spread = measure_in_situ(runner_for(ctx.headline) or ctx.headline, make_experiment_plan(ctx.plan.quick), 0)
     return {"in_situ_ns": in_situ, "in_situ_spread_ns": spread}
 
 
@@ -415,48 +415,3 @@ def summary_lines(out: dict[str, Any]) -> list[str]:
     lines += [f"initialize part: {k} = {v:.0f} ns" for k, v in out["initialize_parts_ns"].items()]
     lines += [f"noise floor ({k}): A/A ratio {cell(v)}" for k, v in out["noise_floor"].items()]
     return lines
-
-
-def standalone(out_dir: Path, quick: bool, argv: Sequence[str]) -> int:
-    """Only the experiments, on the report's headline shape (vocabulary.HEADLINE_*), into OUT/experiments.json."""
-    from . import _device
-    from .stamp import stamp
-    from .vocabulary import HEADLINE_K, HEADLINE_M, HEADLINE_N
-    from .workloads import DeviceWorkload, NoGpu, Shape, gpu_info
-
-    try:
-        gpu = gpu_info()
-    except NoGpu as error:
-        print(f"cutlass_overhead.experiments: {error}", file=sys.stderr)
-        return 2
-    w = DeviceWorkload(Shape(HEADLINE_M, HEADLINE_N, HEADLINE_K), _device.Stream())
-    out = {"schema": 1, "stamp": stamp(gpu, None, quick, list(argv)), "shape": w.shape.as_dict(),
-           **measure_with(DeviceRunner(w), make_experiment_plan(quick))}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "experiments.json"
-    path.write_text(json.dumps(out, indent=1, allow_nan=False) + "\n")
-    print("\n".join(summary_lines(out)))
-    print(f"wrote {path}")
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    import argparse
-
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="python -m cutlass_overhead.experiments",
-                                     description="The ablation, layer and in-situ experiments alone (SM90 stand-in).")
-    parser.add_argument("--out", type=Path, default=Path("report"), help="writes OUT/experiments.json")
-    parser.add_argument("--quick", action="store_true", help="fewer rounds and calls")
-    parser.add_argument("--counts", nargs=2, type=Path, metavar=("IN_JSON", "OUT_JSON"),
-                        help="internal: the CUPTI counts, in a process of their own (DeviceRunner.counts)")
-    args = parser.parse_args(args_list)
-    if args.counts:
-        request, out = args.counts
-        out.write_text(json.dumps(counts_child(json.loads(request.read_text()))) + "\n")
-        return 0
-    return standalone(args.out, args.quick, args_list)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

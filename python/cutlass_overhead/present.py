@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._steps import note, one_line
-from .vocabulary import ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US
+from .vocabulary import ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, calls_by_group
 
 
 # ---- Tables -------------------------------------------------------------------------------------------
@@ -57,6 +57,11 @@ def counts_tables(counts: dict[str, Any]) -> list[str]:
 def iqr_text(t: dict[str, Any]) -> str:
     spread = t.get("host")
     return f"{fmt(spread['q1'])}-{fmt(spread['q3'])}" if spread else "-"
+
+
+def spread_text(s: dict[str, Any]) -> str:
+    """A harness.Spread as a dict: "median [q1, q3]"."""
+    return f"{s['median']:.2f} [{s['q1']:.2f}, {s['q3']:.2f}]"
 
 
 def timing_table(results: dict[str, Any]) -> str:
@@ -129,6 +134,40 @@ def print_report(results: dict[str, Any]) -> None:
     if results.get("errors"):
         parts.append(format_table("Errors", ["step", "error"], [[e["step"], e["error"]] for e in results["errors"]]))
     print("\n".join(parts))
+
+
+# The per-call counts the configs table shows (vocabulary API groups), and their column titles.
+CONFIG_COUNT_GROUPS = (("lookups", "lookups"), ("encodes", "encodes"), ("version_queries", "version queries"),
+                       ("func_attributes", "attribute calls"))
+
+
+def config_counts(entry: dict[str, Any] | None) -> dict[str, float]:
+    """One combo's counts_entry as calls per group (vocabulary.calls_by_group); {} when it was not counted."""
+    return calls_by_group(entry["totals"], entry["domains"]) if entry else {}
+
+
+def configs_text(configs: dict[str, Any]) -> str:
+    """results["configs"] (configs.py): per config × epilogue, calls per call original -> patched, host µs per call
+    (median [IQR]) in each mode, and the workspace; then get_workspace_size over M and the SM90 capture cost."""
+    rows = []
+    for row in configs.get("rows", []):
+        counts = {v: config_counts(row.get("counts", {}).get(v)) for v in ("original", "patched")}
+        rows.append([row["combo"], row["config"],
+                     *[f"{fmt(counts['original'].get(g))} -> {fmt(counts['patched'].get(g))}" for g, _ in
+                       CONFIG_COUNT_GROUPS],
+                     *[spread_text(row["host_us"][key]) if key in row["host_us"] else "-" for key in configs["modes"]],
+                     row["workspace_bytes"]])
+    out = [format_table(f"Every config x epilogue ({configs['rounds']} rounds of {configs['calls']} calls; host us "
+                        "per call, median [IQR])", ["combo", "config", *[t for _, t in CONFIG_COUNT_GROUPS],
+                                                    *configs["modes"], "workspace B"], rows)]
+    out.append(format_table("get_workspace_size over M", ["M", "N", "K", "config", "workspace B"],
+                            [[r["m"], r["n"], r["k"], r["config"], r["workspace_bytes"]]
+                             for r in configs.get("workspace_by_m", [])]))
+    if configs.get("capture_cost"):
+        out.append(format_table("What recording each call into a never-launched graph adds (SM90 stand-in)",
+                                ["block", "host us per call"],
+                                [[k, spread_text(v)] for k, v in configs["capture_cost"].items()]))
+    return "\n".join(out)
 
 
 def verdict_text(v: dict[str, Any]) -> str:

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import analysis, child, experiments, suspects, timing
+from . import analysis, child, configs, experiments, suspects, timing
 from ._steps import note, one_line, run_step
 from ._variants import VariantUnavailable
 from .child import child_measure, merge_child, run_cupti_child, subprocess_child
@@ -83,14 +83,18 @@ def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
     after it here (encode costs, the issue-like shape's sweep rows) is timed here, still without CUPTI."""
     results.setdefault("errors", [])
     timed = measure_clean(ctx, results)
+    if ctx.plan.runs("configs"):
+        results["configs"] = run_step(results, "configs", lambda: configs.measure(ctx, results)) or {}
     note(f"[{child.CHILD_STEP}]")
     out = run_cupti_child(ctx, results, timed)
     timelines = merge_child(ctx, results, out)
+    configs.merge_counts(results, out or {})
     results["encode_costs"] = run_step(results, "encode costs",
                                        lambda: timing.measure_encode_costs(ctx, results, (out or {}).get("encodes")))
     # Before the attribution: it prices the attribute calls with the in-situ cost the experiments measure.
     if ctx.plan.runs("experiments"):
-        results.update(run_step(results, "experiments", lambda: experiments.measure(ctx, results)) or {})
+        counted = (out or {}).get("ablation_counts")
+        results.update(run_step(results, "experiments", lambda: experiments.measure(ctx, results, counted)) or {})
     elif ctx.plan.runs("in_situ"):
         results.update(run_step(results, "in situ", lambda: experiments.measure_in_situ_only(ctx)) or {})
     if ctx.plan.runs("suspects"):

@@ -5,6 +5,7 @@ its own baseline at the user's shape, in interleaved rounds (harness.interleaved
                loop us per iteration of a loop of calls, with and without it
 * copy load    pinned host-to-device copies in flight on another stream; host us per call of the issue's pattern
 * kernel load  a spinning kernel in flight on another stream; the same
+               (both loads: also cudaFuncSetAttribute alone on the GEMM's kernel, with and without the load)
 * first call   a fresh process's context creation, first call and second call (lazy loading, one-time lookups):
                a child process, since this one made its first call long ago
 
@@ -19,7 +20,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,9 @@ ALLOC_BYTES = 1 << 20
 LOAD_MS = 50.0
 LOAD_BYTES = 64 << 20
 BASELINE, WITH = "baseline", "with"
+# cudaFuncSetAttribute on the GEMM's kernel, timed alone beside each load: calls per sample.
+ATTRIBUTE_CALLS = 256
+ATTRIBUTE, ATTRIBUTE_LOADED = "attribute_call", "attribute_call_with"
 
 
 def loop_us(w: Workload, variant: str, calls: int, allocate: bool) -> float:
@@ -75,16 +79,24 @@ def measure_under_load(ctx: Context, copies: bool) -> dict[str, Any]:
     def seed_us() -> float:
         return float(w.bench("original", "seed", p.calls, p.warmup)["host_ns_per_call"]) / 1e3
 
-    def loaded() -> float:
-        load = b.load(copies, LOAD_BYTES, LOAD_MS)
-        us = seed_us()
-        ended_early.append(not load.in_flight())
-        copy_ms.append(float(load.copy_ms))
-        del load  # waits for the load, outside the timed span
-        return us
+    def attribute_us() -> float:
+        return w.func_attribute_ns("MaxDynamicSharedMemorySize", True, ATTRIBUTE_CALLS) / 1e3
 
-    samples = harness.interleaved({BASELINE: seed_us, WITH: loaded}, p.rounds, seed=2 if copies else 3)
-    extra: dict[str, Any] = {"load_ms": LOAD_MS, "rounds_where_the_load_ended_first": sum(ended_early)}
+    def loaded(timed: Callable[[], float]) -> Callable[[], float]:
+        def sample() -> float:
+            load = b.load(copies, LOAD_BYTES, LOAD_MS)
+            us = timed()
+            ended_early.append(not load.in_flight())
+            copy_ms.append(float(load.copy_ms))
+            del load  # waits for the load, outside the timed span
+            return us
+        return sample
+
+    samples = harness.interleaved({BASELINE: seed_us, WITH: loaded(seed_us), ATTRIBUTE: attribute_us,
+                                   ATTRIBUTE_LOADED: loaded(attribute_us)}, p.rounds, seed=2 if copies else 3)
+    extra: dict[str, Any] = {"load_ms": LOAD_MS, "loaded_samples_where_the_load_ended_first": sum(ended_early),
+                             "attribute_call_us": {"idle": harness.spread(samples[ATTRIBUTE]).as_dict(),
+                                                   "loaded": harness.spread(samples[ATTRIBUTE_LOADED]).as_dict()}}
     if copies:
         extra.update(one_copy_ms=harness.spread(copy_ms).median, copy_bytes=LOAD_BYTES)
     return paired(samples, SUSPECTS["copy_load" if copies else "kernel_load"], "host us per call (the issue's pattern)",

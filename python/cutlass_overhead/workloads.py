@@ -55,6 +55,8 @@ class Plan:
 PROFILES: dict[str, frozenset[str]] = {
     "report": frozenset({"torch", "sweep", "search", "timelines", "experiments", "candidates"}),
     "doctor": frozenset({"in_situ", "suspects"}),
+    # The doctor with --every-config: also every built config × epilogue at the user's N and K (configs.py).
+    "every-config": frozenset({"in_situ", "suspects", "configs"}),
 }
 
 
@@ -89,13 +91,20 @@ class Workload(Protocol):
 
     shape: Shape
 
-    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False) -> dict[str, Any]: ...
+    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False,
+              capture: bool = False) -> dict[str, Any]:
+        """`iterations` calls in `mode`; `capture` records each into a graph that is never launched (SM90 only)."""
+        ...
 
     def run(self, variant: str) -> None: ...
 
     def sync(self) -> None: ...
 
     def params_bytes(self, variant: str) -> int: ...
+
+    def func_attribute_ns(self, attribute: str, gemm_kernel: bool, iterations: int) -> float:
+        """Mean host ns of cudaFuncSetAttribute as the adapter calls it, on this GEMM's kernel or an empty one."""
+        ...
 
     def allocate(self, nbytes: int) -> object:
         """A device buffer of `nbytes`, freed when the last reference to it goes (cudaMalloc, cudaFree)."""
@@ -110,7 +119,17 @@ class Kernel(Protocol):
 
     def unsupported(self, shape: Shape) -> str | None: ...
 
-    def make(self, shape: Shape) -> Workload: ...
+    def make(self, shape: Shape, silu: bool = False, bias: bool = False) -> Workload: ...
+
+    def config_built(self, m: int, silu: bool, bias: bool) -> bool:
+        """Whether this build holds the kernel for M with this epilogue (the SM90 stand-in: plain epilogue only)."""
+        ...
+
+    def config_name(self, m: int) -> str:
+        """The config the issue's M-based dispatch picks for M ("M<m>" on the SM90 stand-in, which has one)."""
+        ...
+
+    def workspace_bytes(self, shape: Shape, silu: bool = False, bias: bool = False) -> int: ...
 
 
 class Backend(Protocol):
@@ -192,10 +211,11 @@ class DeviceWorkload:
     def _module(self, variant: str) -> Any:
         return load(self.kind, variant)
 
-    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False) -> dict[str, Any]:
+    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False,
+              capture: bool = False) -> dict[str, Any]:
         return self._module(variant).bench(a=self.a, b=self.b, c=None, d=self.d, alpha=1.0, beta=0.0,
                                            mode=mode_value(mode), iterations=iterations, warmup=warmup,
-                                           sync_each_call=sync, stream=self.handle)
+                                           sync_each_call=sync, stream=self.handle, capture_each_call=capture)
 
     def run(self, variant: str) -> None:
         self._module(variant).run(a=self.a, b=self.b, c=None, d=self.d, alpha=1.0, beta=0.0, stream=self.handle)
@@ -206,6 +226,10 @@ class DeviceWorkload:
     def params_bytes(self, variant: str) -> int:
         return int(self._module(variant).params_bytes())
 
+    def func_attribute_ns(self, attribute: str, gemm_kernel: bool, iterations: int) -> float:
+        return float(self._module("original").func_attribute_ns(attribute=attribute, gemm_kernel=gemm_kernel,
+                                                                iterations=iterations))
+
     def allocate(self, nbytes: int) -> object:
         from . import _device
 
@@ -213,9 +237,14 @@ class DeviceWorkload:
 
 
 class Nvfp4DeviceWorkload(DeviceWorkload):
-    """The seed's NVFP4 GEMM: packed e2m1 operands, ue4m3 scales in CUTLASS's Sm1xx layout, bf16 out."""
+    """The seed's NVFP4 GEMM: packed e2m1 operands, ue4m3 scales in CUTLASS's Sm1xx layout, bf16 out; with
+    `silu` and `bias` the epilogue of runNvfp4Gemm<T, silu, bias> (a zero bias of N bf16)."""
 
     kind = "nvfp4"
+
+    def __init__(self, shape: Shape, stream: Any, silu: bool = False, bias: bool = False) -> None:
+        self.silu, self.has_bias = silu, bias
+        super().__init__(shape, stream)
 
     def _make_operands(self, rng: np.random.Generator) -> None:
         from . import _device
@@ -226,19 +255,28 @@ class Nvfp4DeviceWorkload(DeviceWorkload):
         self.sfa = _device.full(shape=[_device.nvfp4_scale_bytes(rows=s.m, k=s.k)], dtype="uint8", byte=UE4M3_ONE)
         self.sfb = _device.full(shape=[_device.nvfp4_scale_bytes(rows=s.n, k=s.k)], dtype="uint8", byte=UE4M3_ONE)
         self.d = _device.empty(shape=[s.m, s.n], dtype="bfloat16")
+        self.bias = _device.empty(shape=[s.n], dtype="bfloat16") if self.has_bias else None
 
-    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False) -> dict[str, Any]:
+    def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False,
+              capture: bool = False) -> dict[str, Any]:
+        if capture:
+            raise ValueError("capture is an option of the SM90 stand-in (the host-path build captures every call)")
         return self._module(variant).bench(a=self.a, b=self.b, scales_a=self.sfa, scales_b=self.sfb, out=self.d,
-                                           alpha=1.0, bias=None, silu=False, mode=mode_value(mode),
+                                           alpha=1.0, bias=self.bias, silu=self.silu, mode=mode_value(mode),
                                            iterations=iterations, warmup=warmup, sync_each_call=sync,
                                            stream=self.handle)
 
     def run(self, variant: str) -> None:
         self._module(variant).run(a=self.a, b=self.b, scales_a=self.sfa, scales_b=self.sfb, out=self.d, alpha=1.0,
-                                  bias=None, silu=False, stream=self.handle)
+                                  bias=self.bias, silu=self.silu, stream=self.handle)
 
     def params_bytes(self, variant: str) -> int:
         return int(self._module(variant).params_bytes(m=self.shape.m))
+
+    def func_attribute_ns(self, attribute: str, gemm_kernel: bool, iterations: int) -> float:
+        return float(self._module("original").func_attribute_ns(
+            m=self.shape.m, silu=self.silu, bias=self.has_bias, attribute=attribute, gemm_kernel=gemm_kernel,
+            iterations=iterations))
 
 
 class Nvfp4HostPathWorkload(Nvfp4DeviceWorkload):
@@ -254,14 +292,30 @@ class DeviceKernel:
     stream: Any
 
     def unsupported(self, shape: Shape) -> str | None:
-        if self.kind == "sm90" or load(self.kind, "original").config_built(m=shape.m, silu=False, bias=False):
+        if self.config_built(shape.m, False, False):
             return None
-        config = load(self.kind, "original").config_name(m=shape.m)
-        return f"this build lacks the NVFP4 config for M={shape.m} ({config}); rebuild with CO_NVFP4_ALL_CONFIGS=ON"
+        return (f"this build lacks the NVFP4 config for M={shape.m} ({self.config_name(shape.m)}); rebuild with "
+                "CO_NVFP4_ALL_CONFIGS=ON")
 
-    def make(self, shape: Shape) -> Workload:
-        cls = {"nvfp4": Nvfp4DeviceWorkload, "nvfp4_hopper": Nvfp4HostPathWorkload}.get(self.kind, DeviceWorkload)
-        return cls(shape, self.stream)
+    def make(self, shape: Shape, silu: bool = False, bias: bool = False) -> Workload:
+        if self.kind == "sm90":
+            if silu or bias:
+                raise ValueError("the SM90 stand-in has the plain epilogue only")
+            return DeviceWorkload(shape, self.stream)
+        cls = Nvfp4HostPathWorkload if self.kind == "nvfp4_hopper" else Nvfp4DeviceWorkload
+        return cls(shape, self.stream, silu, bias)
+
+    def config_built(self, m: int, silu: bool, bias: bool) -> bool:
+        if self.kind == "sm90":
+            return not (silu or bias)
+        return bool(load(self.kind, "original").config_built(m=m, silu=silu, bias=bias))
+
+    def config_name(self, m: int) -> str:
+        return f"M{m}" if self.kind == "sm90" else str(load(self.kind, "original").config_name(m=m))
+
+    def workspace_bytes(self, shape: Shape, silu: bool = False, bias: bool = False) -> int:
+        extra = {} if self.kind == "sm90" else {"silu": silu, "bias": bias}
+        return int(load(self.kind, "original").workspace_bytes(m=shape.m, n=shape.n, k=shape.k, **extra))
 
 
 class CuptiBackend:

@@ -1,4 +1,6 @@
 // Python module for one build of the seed's NVFP4 GEMM (original or patched CUTLASS).
+#include <nanobind/stl/string.h>
+
 #include "validate.h"
 
 namespace nb = nanobind;
@@ -74,6 +76,19 @@ co::nvfp4::Operands operands(Array const& a, Array const& b, Array const& sfa, A
   return ops;
 }
 
+// Operands of shape only (no data), for the functions that need just the config: refused when not built.
+co::nvfp4::Operands built_config(int m, int n, int k, bool silu, bool bias) {
+  if (m < 1 || n < 1 || k < 1) co::py::fail_value("m, n and k must be positive");
+  if (!co::nvfp4::config_built(m, silu, bias)) {
+    co::py::fail_value(std::string("this build lacks the config for M=") + std::to_string(m) + (silu ? " with SiLU" : "") +
+                       (bias ? " with bias" : "") + "; rebuild with -Ccmake.define.CO_NVFP4_ALL_CONFIGS=ON");
+  }
+  co::nvfp4::Operands ops;
+  ops.m = m, ops.n = n, ops.k = k, ops.silu = silu;
+  ops.bias = bias ? &ops : nullptr;  // only whether there is one matters here
+  return ops;
+}
+
 }  // namespace
 
 #define CO_DEFINE_MODULE(name) NB_MODULE(name, m)
@@ -108,6 +123,21 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
   m.def("config_name", &co::nvfp4::config_name, "m"_a, "The seed config the M-based dispatch picks.");
   m.def("config_built", &co::nvfp4::config_built, "m"_a, "silu"_a, "bias"_a);
   m.def("params_bytes", &co::nvfp4::params_bytes, "m"_a);
+  m.def("workspace_bytes", [](int m_rows, int n, int k, bool silu, bool bias) {
+        co::nvfp4::Operands ops = built_config(m_rows, n, k, silu, bias);
+        return co::nvfp4::workspace_bytes(ops);
+      },
+      "m"_a, "n"_a, "k"_a, "silu"_a = false, "bias"_a = false,
+      "What get_workspace_size returns for this shape in the config the dispatch picks (allocated every call).");
+  m.def("func_attribute_ns", [](int m_rows, bool silu, bool bias, std::string const& attribute, bool gemm_kernel,
+                                int iterations) {
+        co::nvfp4::Operands ops = built_config(m_rows, 4096, 4096, silu, bias);
+        return co::py::func_attribute_ns([&ops] { return co::nvfp4::kernel(ops); }, attribute, gemm_kernel,
+                                         iterations, CO_BUILT_ARCHS, "the NVFP4 block-scaled GEMM");
+      },
+      "m"_a, "silu"_a, "bias"_a, "attribute"_a, "gemm_kernel"_a, "iterations"_a,
+      "Mean host ns of cudaFuncSetAttribute with the adapter's arguments, on the kernel of the config for M or an "
+      "empty one.");
   m.attr("host_path_on_hopper") = co::nvfp4::host_path_on_hopper();
 
   // The TMA descriptors inside an initialized Params: [(offset, 128 bytes)] (host path on Hopper only).

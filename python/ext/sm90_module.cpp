@@ -72,10 +72,11 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
       "D = alpha * a @ b.T + beta * c, called in the seed's pattern (runNvfp4Gemm's body).");
 
   m.def("bench", [](Array a, Array b, nb::object c, Array d, float alpha, float beta, int mode, int iterations,
-                    int warmup, bool sync_each_call, uintptr_t stream, int rotation, bool drain_between_calls) {
+                    int warmup, bool sync_each_call, uintptr_t stream, int rotation, bool drain_between_calls,
+                    bool capture_each_call) {
         co::sm90::Operands ops = operands(a, b, c, d, alpha, beta);
         co::BenchOptions o = co::py::bench_options(mode, iterations, warmup, sync_each_call, stream, rotation,
-                                                   drain_between_calls);
+                                                   drain_between_calls, capture_each_call);
         co::BenchResult r;
         {
           nb::gil_scoped_release release;
@@ -84,8 +85,9 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
         return co::py::to_dict(r);
       },
       "a"_a, "b"_a, "c"_a.none(), "d"_a, "alpha"_a, "beta"_a, "mode"_a, "iterations"_a, "warmup"_a,
-      "sync_each_call"_a, "stream"_a, "rotation"_a = 1, "drain_between_calls"_a = false,
-      "Times `iterations` calls in `mode` (bench.h); rotation > 1 cycles A and D through that many buffers.");
+      "sync_each_call"_a, "stream"_a, "rotation"_a = 1, "drain_between_calls"_a = false, "capture_each_call"_a = false,
+      "Times `iterations` calls in `mode` (bench.h); rotation > 1 cycles A and D through that many buffers; "
+      "capture_each_call records each call into a graph that is never launched (what the host-path build does).");
 
   m.def("bench_layer", [](int m_rows, int mode, int iterations, int warmup, uintptr_t stream, int rotation,
                           bool drain_between_calls) {
@@ -114,22 +116,8 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
         "The dynamic shared memory the adapter sets on this GEMM's kernel (MaxDynamicSharedMemorySize).");
 
   m.def("func_attribute_ns", [](std::string const& attribute, bool gemm_kernel, int iterations) {
-        co::KernelHandle k = co::sm90::kernel({});
-        int attr = 0, value = 0;
-        if (attribute == "MaxDynamicSharedMemorySize") {
-          attr = cudaFuncAttributeMaxDynamicSharedMemorySize;
-          value = k.smem_bytes;  // the adapter's own value, on either kernel
-        } else if (attribute == "NonPortableClusterSizeAllowed") {
-          attr = cudaFuncAttributeNonPortableClusterSizeAllowed;
-          value = 1;  // what ClusterLauncher::launch sets before every cluster launch
-        } else {
-          co::py::fail_value("attribute must be 'MaxDynamicSharedMemorySize' or 'NonPortableClusterSizeAllowed', got '" +
-                             attribute + "'");
-        }
-        if (iterations < 1) co::py::fail_value("iterations must be >= 1");
-        co::py::expect_gpu(co::py::current_device(), CO_BUILT_ARCHS, "the SM90 bf16 GEMM");
-        nb::gil_scoped_release release;
-        return co::trace::func_attribute_ns(gemm_kernel ? k.function : nullptr, attr, value, iterations);
+        return co::py::func_attribute_ns([] { return co::sm90::kernel({}); }, attribute, gemm_kernel, iterations,
+                                         CO_BUILT_ARCHS, "the SM90 bf16 GEMM");
       },
       "attribute"_a, "gemm_kernel"_a, "iterations"_a,
       "Mean host ns of cudaFuncSetAttribute with the adapter's arguments, on this GEMM's kernel or an empty one.");
@@ -151,4 +139,11 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
       "Mean host ns of one call of `part` (initialize_parts) with the seed's Arguments, after a first initialize().");
 
   m.def("params_bytes", &co::sm90::params_bytes, "sizeof(Gemm::Params): the kernel's parameter block.");
+  m.def("workspace_bytes", [](int m_rows, int n, int k) {
+        if (m_rows < 1 || n < 1 || k < 1) co::py::fail_value("m, n and k must be positive");
+        co::sm90::Operands ops;
+        ops.m = m_rows, ops.n = n, ops.k = k;
+        return co::sm90::workspace_bytes(ops);
+      },
+      "m"_a, "n"_a, "k"_a, "What get_workspace_size returns for this shape (the seed allocates it every call).");
 }

@@ -179,7 +179,8 @@ inline nb::dict to_dict(BenchResult const& r) {
 }
 
 inline BenchOptions bench_options(int mode, int iterations, int warmup, bool sync_each_call, uintptr_t stream,
-                                  int rotation = 1, bool drain_between_calls = false) {
+                                  int rotation = 1, bool drain_between_calls = false,
+                                  bool capture_each_call = false) {
   if (mode < 0 || mode >= static_cast<int>(Mode::kCount)) {
     fail_value("unknown benchmark mode " + std::to_string(mode) + "; use cutlass_overhead.Mode");
   }
@@ -193,7 +194,32 @@ inline BenchOptions bench_options(int mode, int iterations, int warmup, bool syn
   o.stream = as_stream(stream);
   o.rotation = rotation;
   o.drain_between_calls = drain_between_calls;
+  o.capture_each_call = capture_each_call;
   return o;
+}
+
+// Mean host ns of cudaFuncSetAttribute(attribute) with the adapter's own value, on `k`'s kernel (gemm_kernel) or
+// on an empty one: what the attribute call costs where the adapter pays it. The arguments are checked before the
+// GPU (expect_gpu with the module's archs and `what`), and `kernel` is asked for the handle only after both.
+template <typename GetKernel>
+double func_attribute_ns(GetKernel const& kernel, std::string const& attribute, bool gemm_kernel, int iterations,
+                         char const* archs, char const* what) {
+  int attr = 0, value = 0;
+  if (attribute == "MaxDynamicSharedMemorySize") {
+    attr = cudaFuncAttributeMaxDynamicSharedMemorySize;
+  } else if (attribute == "NonPortableClusterSizeAllowed") {
+    attr = cudaFuncAttributeNonPortableClusterSizeAllowed;
+    value = 1;  // what ClusterLauncher::launch sets before every cluster launch
+  } else {
+    fail_value("attribute must be 'MaxDynamicSharedMemorySize' or 'NonPortableClusterSizeAllowed', got '" + attribute +
+               "'");
+  }
+  if (iterations < 1) fail_value("iterations must be >= 1");
+  expect_gpu(current_device(), archs, what);
+  KernelHandle k = kernel();
+  if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) value = k.smem_bytes;  // the adapter's own value
+  nb::gil_scoped_release release;
+  return trace::func_attribute_ns(gemm_kernel ? k.function : nullptr, attr, value, iterations);
 }
 
 }  // namespace co::py
