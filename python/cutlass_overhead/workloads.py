@@ -255,7 +255,7 @@ class Nvfp4DeviceWorkload(DeviceWorkload):
         self.sfa = _device.full(shape=[_device.nvfp4_scale_bytes(rows=s.m, k=s.k)], dtype="uint8", byte=UE4M3_ONE)
         self.sfb = _device.full(shape=[_device.nvfp4_scale_bytes(rows=s.n, k=s.k)], dtype="uint8", byte=UE4M3_ONE)
         self.d = _device.empty(shape=[s.m, s.n], dtype="bfloat16")
-        self.bias = _device.empty(shape=[s.n], dtype="bfloat16") if self.has_bias else None
+        self.bias = _device.full(shape=[s.n], dtype="bfloat16", byte=0) if self.has_bias else None
 
     def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False,
               capture: bool = False) -> dict[str, Any]:
