@@ -43,6 +43,7 @@ std::size_t workspace_bytes(Operands const& ops);
 KernelHandle kernel(Operands const& ops);
 char const* cutlass_version();
 bool host_path_on_hopper();
+inline bool mode_supported(Mode) { return true; }  // every benchmark mode (bench.h) runs the SM90 stand-in
 
 // The pieces of GemmUniversalAdapter::initialize() (and of the calls the seed makes around it) that
 // initialize_part_ns times one at a time: where the host time of an initialize() goes.
@@ -99,6 +100,9 @@ char const* cutlass_version();
 // True in the measurement-only "host path on Hopper, no tensor-core math" build: every call ends in a
 // captured, never-launched graph and FP4 descriptors are encoded through a byte-layout stand-in.
 bool host_path_on_hopper();
+// Whether bench() runs `mode`: not kKernelLaunch (bench.cuh builds it for SM90 kernels only), and in the host-path
+// build not kGraph either (a replay would execute the kernel).
+bool mode_supported(Mode mode);
 std::vector<Descriptor> params_descriptors(Operands const& ops, cudaStream_t stream);
 }  // namespace nvfp4
 

@@ -180,6 +180,10 @@ BenchResult bench(Operands const& o, BenchOptions const& options) {
 
 bool host_path_on_hopper() { return kHostPathOnHopper; }
 
+bool mode_supported(Mode mode) {
+  return mode != Mode::kKernelLaunch && !(kHostPathOnHopper && mode == Mode::kGraph);
+}
+
 char const* cutlass_version() {
   static std::string const v = std::to_string(CUTLASS_MAJOR) + "." + std::to_string(CUTLASS_MINOR) + "." +
                                std::to_string(CUTLASS_PATCH);

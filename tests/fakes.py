@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cutlass_overhead import child
-from cutlass_overhead._trace import Phase
+from cutlass_overhead._trace import Mode, Phase
 from cutlass_overhead.workloads import ChildRunner, Context, Plan, Record, Shape, make_plan
 
 # ---- A storage-less CUDA array, through DLPack ------------------------------------------------------------
@@ -159,6 +159,7 @@ class FakeLoad:
 class FakeKernel:
     kind = "sm90"
     variants = ("original", "patched", "O0")
+    modes = frozenset(m.name for m in Mode)
 
     def __init__(self, log: list[Call]) -> None:
         self.log = log
@@ -184,6 +185,7 @@ class FakeNvfp4Kernel(FakeKernel):
 
     kind = "nvfp4_hopper"
     BUILT_UP_TO_M = 256
+    modes = FakeKernel.modes - {"graph", "kernel_launch"}  # what the host-path build's bench refuses
 
     def config_built(self, m: int, silu: bool, bias: bool) -> bool:
         return m <= self.BUILT_UP_TO_M

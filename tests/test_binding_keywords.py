@@ -45,6 +45,8 @@ def test_the_sm90_calls_name_every_argument() -> None:
         assert "bfloat16" in refused_by_the_module(call)
     assert "M must be positive" in refused_by_the_module(lambda: runner.bench_layer("original", "seed", 0, 1, 0, 1, True))
     assert "attribute must be" in refused_by_the_module(lambda: runner.func_attribute_ns("no such attribute", True, 1))
+    assert "attribute must be" in refused_by_the_module(lambda: w.func_attribute_ns("no such attribute", True, 1))
+    assert "must be positive" in refused_by_the_module(lambda: co.load("sm90", "original").workspace_bytes(m=0, n=1, k=1))
     assert w.params_bytes("original") > 0
 
 
@@ -55,9 +57,14 @@ def test_the_nvfp4_calls_name_every_argument() -> None:
     w.shape, w.handle = Shape(128, 256, 128), 0
     w.a, w.b = stub((128, 64), FLOAT32), stub((256, 64), FLOAT32)
     w.sfa, w.sfb, w.d = stub((1024,), UINT8), stub((1024,), UINT8), stub((128, 256), FLOAT32)
+    w.bias, w.silu, w.has_bias = None, False, False
     for call in (lambda: w.bench("original", "seed", 1, 0), lambda: w.run("original"),
                  lambda: co.run_nvfp4_gemm(w.a, w.b, w.sfa, w.sfb, w.d)):
         assert "a must have 1-byte elements" in refused_by_the_module(call)
+    assert "attribute must be" in refused_by_the_module(lambda: w.func_attribute_ns("no such attribute", True, 1))
+    module = co.load("nvfp4", "original")
+    assert "must be positive" in refused_by_the_module(lambda: module.workspace_bytes(m=0, n=256, k=128))
+    assert module.workspace_bytes(m=128, n=256, k=128) >= 0
     assert w.params_bytes("original") > 0
     assert co.load("nvfp4", "original").config_name(m=w.shape.m)
 

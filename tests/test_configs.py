@@ -44,6 +44,12 @@ def test_the_sm90_stand_in_has_one_combo_and_the_capture_cost(sm90_reading: dict
     assert cost["seed_captured"]["median"] > cost["seed"]["median"]  # the fakes add 7 us when capturing
 
 
+def test_the_modes_a_build_does_not_run_are_not_timed_and_are_no_error(nvfp4_reading: dict[str, Any]) -> None:
+    assert nvfp4_reading["errors"] == []  # the fake host-path kernel lacks graph and kernel_launch, as the real one
+    assert not {"original/graph", "original/kernel_launch"} & set(nvfp4_reading["timings"])
+    assert "original/floor" in nvfp4_reading["timings"]
+
+
 def test_only_the_built_configs_and_epilogues_are_measured(nvfp4_reading: dict[str, Any]) -> None:
     assert nvfp4_reading["errors"] == []
     names = [r["combo"] for r in nvfp4_reading["configs"]["rows"]]

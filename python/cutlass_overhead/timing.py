@@ -40,10 +40,11 @@ def timing_key(variant: str, mode: str, sync: bool) -> str:
 
 
 def bench_blocks(ctx: Context, w: Workload, configs: Sequence[tuple[str, str, bool]]) -> dict[str, BenchBlock]:
-    """(variant, mode, sync_each_call) -> a block timing plan.calls calls, keyed by timing_key()."""
+    """(variant, mode, sync_each_call) -> a block timing plan.calls calls, keyed by timing_key(); the variants not
+    built and the modes this kernel's builds do not run are left out."""
     p = ctx.plan
     return {timing_key(v, m, sync): (lambda v=v, m=m, sync=sync: w.bench(v, m, p.calls, p.warmup, sync))
-            for v, m, sync in configs if v in ctx.kernel.variants}
+            for v, m, sync in configs if v in ctx.kernel.variants and m in ctx.kernel.modes}
 
 
 def run_interleaved(ctx: Context, results: dict[str, Any], blocks: dict[str, BenchBlock], label: str,

@@ -117,6 +117,11 @@ class Kernel(Protocol):
     kind: str
     variants: tuple[str, ...]
 
+    @property
+    def modes(self) -> frozenset[str]:
+        """The benchmark modes its builds run (the module's `modes`, stated in C++ where bench refuses the others)."""
+        ...
+
     def unsupported(self, shape: Shape) -> str | None: ...
 
     def make(self, shape: Shape, silu: bool = False, bias: bool = False) -> Workload: ...
@@ -304,6 +309,10 @@ class DeviceKernel:
             return DeviceWorkload(shape, self.stream)
         cls = Nvfp4HostPathWorkload if self.kind == "nvfp4_hopper" else Nvfp4DeviceWorkload
         return cls(shape, self.stream, silu, bias)
+
+    @property
+    def modes(self) -> frozenset[str]:
+        return frozenset(load(self.kind, "original").modes)
 
     def config_built(self, m: int, silu: bool, bias: bool) -> bool:
         if self.kind == "sm90":

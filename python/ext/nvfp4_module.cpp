@@ -139,6 +139,7 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
       "Mean host ns of cudaFuncSetAttribute with the adapter's arguments, on the kernel of the config for M or an "
       "empty one.");
   m.attr("host_path_on_hopper") = co::nvfp4::host_path_on_hopper();
+  m.attr("modes") = co::py::mode_names(&co::nvfp4::mode_supported);
 
   // The TMA descriptors inside an initialized Params: [(offset, 128 bytes)] (host path on Hopper only).
   m.def("params_descriptors", [](Array a, Array b, Array sfa, Array sfb, Array out, nb::object bias, bool silu,

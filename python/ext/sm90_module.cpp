@@ -62,6 +62,7 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
   m.doc() = "The SM90 stand-in of the NVIDIA/cutlass#3003 reproducer, built as variant '" CO_VARIANT_NAME "'.";
   m.attr("variant") = CO_VARIANT_NAME;
   m.attr("built_archs") = CO_BUILT_ARCHS;
+  m.attr("modes") = co::py::mode_names(&co::sm90::mode_supported);
 
   m.def("run", [](Array a, Array b, nb::object c, Array d, float alpha, float beta, uintptr_t stream) {
         co::sm90::Operands ops = operands(a, b, c, d, alpha, beta);

@@ -198,6 +198,16 @@ inline BenchOptions bench_options(int mode, int iterations, int warmup, bool syn
   return o;
 }
 
+// The names of the benchmark modes (bench.h) that `supported` accepts: the module's `modes` attribute.
+template <typename Supported>
+nb::list mode_names(Supported const& supported) {
+  nb::list names;
+  for (int v = 0; v < static_cast<int>(Mode::kCount); ++v) {
+    if (supported(static_cast<Mode>(v))) names.append(mode_name(static_cast<Mode>(v)));
+  }
+  return names;
+}
+
 // Mean host ns of cudaFuncSetAttribute(attribute) with the adapter's own value, on `k`'s kernel (gemm_kernel) or
 // on an empty one: what the attribute call costs where the adapter pays it. The arguments are checked before the
 // GPU (expect_gpu with the module's archs and `what`), and `kernel` is asked for the handle only after both.
