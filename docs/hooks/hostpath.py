@@ -26,8 +26,6 @@ VARIANTS = ("original", "patched")
 # The readings, by key "v<version>-<kind>": doctor-<key>-<shape>.json and its log doctor-<key>.log.
 READINGS = {f"v{version}-{kind}": f"doctor-v{version}-{kind}-{V.HEADLINE_LABEL}.json"
             for version in VERSIONS for kind in KINDS}
-# The calls per steady-state call the tables show: vocabulary API groups.
-COUNTED_GROUPS = (*V.DESCRIPTOR_GROUPS, "func_attributes")
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -40,9 +38,9 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def groups(per_api: dict[str, float], domains: dict[str, str]) -> dict[str, float]:
-    """Calls per COUNTED_GROUPS group, as the calling code makes them (vocabulary.calls_by_group)."""
+    """Calls per V.CONFIG_COUNT_GROUPS group, as the calling code makes them (vocabulary.calls_by_group)."""
     by_group = V.calls_by_group(per_api, domains)
-    return {g: by_group[g] for g in COUNTED_GROUPS}
+    return {g: by_group[g] for g in V.CONFIG_COUNT_GROUPS}
 
 
 def config_rows(doc: dict[str, Any], where: str) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
@@ -159,10 +157,10 @@ def table_matrix(data: dict[str, Any], version: str, kind: str = "nvfp4-hopper")
     rows = []
     for combo, orig in by_variant["original"].items():
         pat = by_variant["patched"][combo]
-        counts = [f"{cell_count(orig[g])} → {cell_count(pat[g])}" for g in COUNTED_GROUPS]
+        counts = [f"{cell_count(orig[g])} → {cell_count(pat[g])}" for g in V.CONFIG_COUNT_GROUPS]
         rows.append([f"`{combo}`", *counts, cell_iqr(orig["host_us"]["seed"]), cell_iqr(pat["host_us"]["seed"]),
                      cell_iqr(orig["host_us"]["floor"]), cell_iqr(pat["host_us"]["floor"])])
-    return md_table(["config", "lookups", "encodes", "version queries", "attribute calls",
+    return md_table(["config", *(V.group(g).title for g in V.CONFIG_COUNT_GROUPS),
                      "host µs, issue's pattern, original", "… patched", "floor µs, original", "… patched"], rows)
 
 

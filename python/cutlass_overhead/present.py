@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._steps import note, one_line
-from .vocabulary import ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, calls_by_group
+from .vocabulary import CONFIG_COUNT_GROUPS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, calls_by_group, group
 
 
 # ---- Tables -------------------------------------------------------------------------------------------
@@ -136,11 +136,6 @@ def print_report(results: dict[str, Any]) -> None:
     print("\n".join(parts))
 
 
-# The per-call counts the configs table shows (vocabulary API groups), and their column titles.
-CONFIG_COUNT_GROUPS = (("lookups", "lookups"), ("encodes", "encodes"), ("version_queries", "version queries"),
-                       ("func_attributes", "attribute calls"))
-
-
 def config_counts(entry: dict[str, Any] | None) -> dict[str, float]:
     """One combo's counts_entry as calls per group (vocabulary.calls_by_group); {} when it was not counted."""
     return calls_by_group(entry["totals"], entry["domains"]) if entry else {}
@@ -153,12 +148,12 @@ def configs_text(configs: dict[str, Any]) -> str:
     for row in configs.get("rows", []):
         counts = {v: config_counts(row.get("counts", {}).get(v)) for v in ("original", "patched")}
         rows.append([row["combo"], row["config"],
-                     *[f"{fmt(counts['original'].get(g))} -> {fmt(counts['patched'].get(g))}" for g, _ in
+                     *[f"{fmt(counts['original'].get(g))} -> {fmt(counts['patched'].get(g))}" for g in
                        CONFIG_COUNT_GROUPS],
                      *[spread_text(row["host_us"][key]) if key in row["host_us"] else "-" for key in configs["modes"]],
                      row["workspace_bytes"]])
     out = [format_table(f"Every config x epilogue ({configs['rounds']} rounds of {configs['calls']} calls; host us "
-                        "per call, median [IQR])", ["combo", "config", *[t for _, t in CONFIG_COUNT_GROUPS],
+                        "per call, median [IQR])", ["combo", "config", *[group(g).title for g in CONFIG_COUNT_GROUPS],
                                                     *configs["modes"], "workspace B"], rows)]
     out.append(format_table("get_workspace_size over M", ["M", "N", "K", "config", "workspace B"],
                             [[r["m"], r["n"], r["k"], r["config"], r["workspace_bytes"]]

@@ -71,6 +71,9 @@ ALL_GROUPS: tuple[ApiGroup, ...] = (*API_GROUPS, OTHER_RUNTIME, OTHER_DRIVER)
 GROUP_SLUGS: tuple[str, ...] = tuple(g.slug for g in ALL_GROUPS)
 # The calls the issue blames, the ones a descriptor build makes (the "descriptor path").
 DESCRIPTOR_GROUPS = ("lookups", "encodes", "version_queries")
+# The groups the per-config tables count (the doctor's --every-config, the pages): the descriptor path and the
+# attribute calls.
+CONFIG_COUNT_GROUPS = (*DESCRIPTOR_GROUPS, "func_attributes")
 
 
 def domain_of(api: str) -> str:
