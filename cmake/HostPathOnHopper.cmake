@@ -13,14 +13,15 @@ set(_redirect "${PROJECT_SOURCE_DIR}/repro/host_path_on_hopper/redirect.h")
 set(_stand_in repro/host_path_on_hopper/driver_stand_in.cpp)
 set(_variants original patched)
 if(CO_BUILD_EXPERIMENTS)
-  list(APPEND _variants O0)  # host code -O0, as a CMake Debug build: the doctor's -O0 suspect
+  list(APPEND _variants O0 O0_patched)  # host code -O0, as a CMake Debug build: the doctor's -O0 suspect
 endif()
 foreach(_v IN LISTS _variants)
   set(_inc ${CO_CUTLASS_INCLUDES})
   set(_opts "")
-  if(_v STREQUAL "patched")
+  if(_v MATCHES "patched$")
     set(_inc ${CO_PATCHED_INCLUDES})
-  elseif(_v STREQUAL "O0")
+  endif()
+  if(_v MATCHES "^O0")
     set(_opts ${CO_O0_OPTIONS})
   endif()
   co_add_variant(nvfp4 hopper_${_v} INCLUDES ${_inc} ARCHS 90a SOURCES ${_stand_in}

@@ -29,7 +29,8 @@
 #            -> OUT/h200-cutlass-tests/
 # Both packages are regular (not editable) installs: an editable install's import hook would shadow the
 # v4.3.5 package that PYTHONPATH puts first.
-# Env: TEST_ARGS (extra pytest arguments), REPORT_435_ARGS (e.g. --quick for the v4.3.5 report).
+# Env: TEST_ARGS (extra pytest arguments), REPORT_435_ARGS (e.g. --quick for the v4.3.5 report), NVFP4_VERSIONS
+# (the CUTLASS versions the nvfp4 stage reads, default "4.2.0 4.3.5").
 # Offline machines: `. scripts/offline-inputs.sh unpack DIR` first (the wheels, the CUTLASS trees, googletest;
 # see there); keep nanobind and scikit-build-core in the environment; nothing is built in an isolated environment.
 # Every output directory gets stamp.txt: GPU, driver, CUDA, CUTLASS, patch series, repository commit.
@@ -152,7 +153,7 @@ stage_nvfp4() {
   mkdir -p "$dir"
   $PY python/cutlass_overhead/stamp.py --series patch/series-v4.2.0 --series patch/series-v4.3.5 \
     --note "label: host path on Hopper, no tensor-core math (never a Blackwell number)" > "$dir/stamp.txt"
-  for version in 4.2.0 4.3.5; do
+  for version in ${NVFP4_VERSIONS:-4.2.0 4.3.5}; do
     site=""
     if [ "$version" = 4.3.5 ]; then
       [ -d "$site435/cutlass_overhead" ] || { echo "no v4.3.5 package in $site435: run the build stage with CUTLASS_435_DIR"; status=1; continue; }

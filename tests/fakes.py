@@ -104,7 +104,7 @@ FAKE_SEED_CALLS = {
     "patched": [("initialize", "driver", "cuTensorMapEncodeTiled", 3), ("run", "runtime", "cudaLaunchKernelExC", 1)],
 }
 FAKE_HARNESS_CALLS = [("outside", "runtime", "cudaEventCreate", 2), ("outside", "runtime", "cudaStreamSynchronize", 1)]
-FAKE_HOST_NS = {"original": 40_000.0, "patched": 10_000.0, "O0": 400_000.0}
+FAKE_HOST_NS = {"original": 40_000.0, "patched": 10_000.0, "O0": 400_000.0, "O0_patched": 250_000.0}
 FAKE_KERNEL_NS_PER_MNK = 120_000.0 / (4096 * 4096 * 2048)  # 120 us at the search's start shape
 FAKE_UNIT_NS = 500.0
 FAKE_CAPTURE_NS = 7_000.0  # what recording a call into a never-launched graph adds
@@ -158,7 +158,7 @@ class FakeLoad:
 
 class FakeKernel:
     kind = "sm90"
-    variants = ("original", "patched", "O0")
+    variants = ("original", "patched", "O0", "O0_patched")
     modes = frozenset(m.name for m in Mode)
 
     def __init__(self, log: list[Call]) -> None:
@@ -324,7 +324,7 @@ SYNTHETIC_STAMP = {"gpu": "SYNTHETIC GPU", "cutlass_version": "0.0.0", "cutlass_
 
 def fake_results(ctx: Context) -> dict[str, Any]:
     return {"schema": 1, "stamp": dict(SYNTHETIC_STAMP), "kernel": "sm90", "nvfp4_status": "synthetic",
-            "variants": {"original": None, "patched": None, "direct": "not built (synthetic)", "O0": None},
+            "variants": {"original": None, "patched": None, "direct": "not built (synthetic)", "O0": None, "O0_patched": None},
             "shape": ctx.headline.shape.as_dict(), "params_bytes": 1024, "errors": []}
 
 

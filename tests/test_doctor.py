@@ -157,7 +157,8 @@ def test_the_host_path_on_hopper_runs_only_on_sm90_and_says_what_it_is(monkeypat
                                                                          reading: dict[str, Any]) -> None:
     from cutlass_overhead import vocabulary, workloads
 
-    monkeypatch.setattr(workloads, "available", lambda kind: {"original": None, "patched": None, "O0": "not built"})
+    monkeypatch.setattr(workloads, "available", lambda kind: {"original": None, "patched": None, "O0": "not built",
+                                                              "O0_patched": "not built"})
     kind, variants, status = workloads.choose_kernel({"major": 9, "minor": 0, "name": "H"}, host_path_on_hopper=True)
     assert (kind, variants) == ("nvfp4_hopper", ("original", "patched"))
     assert "never a Blackwell" in status["label"]

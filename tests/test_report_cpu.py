@@ -325,3 +325,14 @@ def test_attribute_calls_are_priced_on_the_gemm_kernel_when_measured_there() -> 
     priced = analysis.price_table(unit, encodes, in_situ)
     assert priced["cudaFuncSetAttribute"]["ns"] == 2100.0 and "GEMM's own kernel" in priced["cudaFuncSetAttribute"]["probe"]
     assert priced["cudaGetDevice"] == probe_priced["cudaGetDevice"]
+
+
+def test_the_series_at_O0_is_timed_beside_pristine_at_O0_in_the_same_rounds() -> None:
+    """What the series saves when the caller's host code is -O0: the patched -O0 build in the timings step's rounds,
+    with its per-round speedup over the pristine -O0 build (the fakes: 400 vs 250 us)."""
+    from fakes import measured_fake
+
+    timings = measured_fake()["timings"]
+    series = timings["O0_patched/seed"]
+    assert series["host"]["n"] == timings["O0/seed"]["host"]["n"]
+    assert series["speedup_vs_O0_seed"]["median"] == pytest.approx(400 / 250)

@@ -8,11 +8,11 @@ from functools import cache
 from types import ModuleType
 
 # Variant modules built by CMakeLists.txt, by kernel.
-SM90_VARIANTS = ("original", "patched", "direct", "O0")
-NVFP4_VARIANTS = ("original", "patched", "O0")
+SM90_VARIANTS = ("original", "patched", "direct", "O0", "O0_patched")
+NVFP4_VARIANTS = ("original", "patched", "O0", "O0_patched")
 # "nvfp4_hopper": the NVFP4 seed built for sm_90a with CO_NVFP4_HOST_PATH_ON_HOPPER=ON. Measurement
 # only: host path on Hopper, no tensor-core math (every call ends in a captured, never-launched graph).
-NVFP4_HOPPER_VARIANTS = ("original", "patched", "O0")
+NVFP4_HOPPER_VARIANTS = ("original", "patched", "O0", "O0_patched")
 
 
 class VariantUnavailable(RuntimeError):
@@ -45,7 +45,7 @@ def ablation_variants() -> list[dict[str, object]]:
 def build_hint(kind: str, variant: str) -> str:
     """The build options (README's table) that build `kind`/`variant`, its module and its doctor, e.g.
     "needs 90a in CO_CUDA_ARCHS"."""
-    experiment = " and CO_BUILD_EXPERIMENTS=ON" if variant in ("direct", "O0") else ""
+    experiment = " and CO_BUILD_EXPERIMENTS=ON" if variant in ("direct", "O0", "O0_patched") else ""
     if kind == "nvfp4":
         return "needs a Blackwell arch in CO_CUDA_ARCHS (100a, 110a or 101a)" + experiment
     if kind == "nvfp4_hopper":

@@ -17,7 +17,7 @@ from .analysis import SYNC_SUFFIX, sweep_rows
 from .workloads import Context, Plan, Shape, Workload
 
 TIMING_KEYS: tuple[tuple[str, str], ...] = (
-    ("original", "seed"), ("patched", "seed"), ("direct", "seed"), ("O0", "seed"),
+    ("original", "seed"), ("patched", "seed"), ("direct", "seed"), ("O0", "seed"), ("O0_patched", "seed"),
     ("original", "initialize_run"), ("original", "floor"), ("patched", "floor"),
     ("original", "graph"), ("original", "bare_launch"), ("original", "bare_cluster_launch"),
     ("original", "kernel_launch"))
@@ -31,6 +31,8 @@ SWEEP_CONFIGS: tuple[tuple[str, str, bool], ...] = (
 
 # The block timed twice per round for the run's A/A noise floor (harness.noise_floor): the pattern.
 NOISE_BLOCK = key_of("original", "seed")
+# The series at -O0 host code, against pristine CUTLASS at -O0: what the series saves in a build without -O.
+O0_SERIES, O0_PRISTINE = key_of("O0_patched", "seed"), key_of("O0", "seed")
 BenchBlock = Callable[[], dict[str, Any]]  # one bench() result: a loop of plan.calls calls
 
 
@@ -118,6 +120,8 @@ def measure_headline(ctx: Context, results: dict[str, Any],
             timings[key] = summarize_runs(runs[key])
             if NOISE_BLOCK in samples:
                 timings[key]["speedup_vs_original_seed"] = harness.ratio(samples, NOISE_BLOCK, key).as_dict()
+    if O0_SERIES in timings and O0_PRISTINE in samples:
+        timings[O0_SERIES]["speedup_vs_O0_seed"] = harness.ratio(samples, O0_PRISTINE, O0_SERIES).as_dict()
     return timings
 
 
