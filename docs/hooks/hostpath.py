@@ -94,8 +94,10 @@ def load(root: Path) -> dict[str, Any]:
 def pipeline_reading(doc: dict[str, Any]) -> dict[str, Any]:
     """What the pages quote of a doctor reading: the issue's pattern's host time (median, q1, q3), each suspect's
     ratio and effect by its vocabulary key (V.SUSPECTS), the first and second call, how long it ran, `phases_us`:
-    {variant: {phase: measured µs per call}} of its attribution (e.g. the -O0 build's initialize), and `attribute`:
-    cudaFuncSetAttribute on the GEMM's kernel and on an empty one (in-situ), idle and under each load."""
+    {variant: {phase: measured µs per call}} of its attribution (e.g. the -O0 build's initialize), `attribute`:
+    cudaFuncSetAttribute on the GEMM's kernel and on an empty one (in-situ), idle and under each load, and `o0`:
+    host µs per call of the pristine and the patched -O0 builds and the series' per-round speedup there (None in a
+    reading without the patched -O0 build)."""
     by_text = {text: key for key, text in V.SUSPECTS.items()}
     suspects = {by_text[s["suspect"]]: s for s in doc["verdict"]["suspects"] if s["suspect"] in by_text}
     first = doc["suspects"]["first_call"]
@@ -109,7 +111,11 @@ def pipeline_reading(doc: dict[str, Any]) -> dict[str, Any]:
                  "empty_kernel": us("cudaFuncSetAttribute(empty kernel)"),
                  **{f"under_{load}": call["loaded"] for load, call in beside.items()},
                  **{f"idle_beside_{load}": call["idle"] for load, call in beside.items()}}
-    return {"host": doc["timings"]["original/seed"]["host"], "suspects": suspects,
+    timings = doc["timings"]
+    o0 = None if "O0_patched/seed" not in timings else {
+        "pristine": timings["O0/seed"]["host"], "series": timings["O0_patched/seed"]["host"],
+        "series_at_O3": timings["patched/seed"]["host"], "speedup": timings["O0_patched/seed"]["speedup_vs_O0_seed"]}
+    return {"host": timings["original/seed"]["host"], "suspects": suspects, "o0": o0,
             "x": {key: s["ratio"]["median"] for key, s in suspects.items() if s.get("ratio")},
             "first_call_us": first["first_us"], "second_call_us": first["second_us"],
             "elapsed_s": doc["elapsed_s"], "quick": doc["stamp"]["quick"], "attribute": attribute,
