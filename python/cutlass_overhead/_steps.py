@@ -6,20 +6,11 @@ an earlier step's result says which one is missing. Shared by timing, the CUPTI 
 
 from __future__ import annotations
 
-import statistics
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-
-
-def median(values: Sequence[float]) -> float:
-    return float(statistics.median(values))
-
-
-def mean(values: Sequence[float]) -> float:
-    return float(statistics.fmean(values))
 
 
 def key_of(variant: str, mode: str) -> str:

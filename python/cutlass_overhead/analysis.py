@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import harness
-from ._steps import key_of, mean, median, require
+from ._steps import key_of, require
+from .harness import mean, median
 from .vocabulary import BOUNDS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, KERNEL_LAUNCH_APIS, SUSPECTS
 from .present import fmt
 from .workloads import CountRow, Record

@@ -43,6 +43,14 @@ class Spread:
         return asdict(self)
 
 
+def median(values: Sequence[float]) -> float:
+    return float(statistics.median(values))
+
+
+def mean(values: Sequence[float]) -> float:
+    return float(statistics.fmean(values))
+
+
 def spread(samples: Sequence[float]) -> Spread:
     """Median and quartiles (inclusive method, so one sample gives q1 = median = q3)."""
     if not samples:

@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import harness
-from ._steps import Progress, attempt, key_of, median, record_error
+from ._steps import Progress, attempt, key_of, record_error
+from .harness import median
 from .analysis import SYNC_SUFFIX, sweep_rows
 from .workloads import Context, Plan, Shape, Workload
 
