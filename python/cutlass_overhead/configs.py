@@ -9,12 +9,13 @@ records every call so, which is why its times are compared only with each other)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from . import harness
 from ._steps import attempt, key_of
-from .workloads import Context, Shape
+from .workloads import Context, Shape, Workload
 
 # One M per config of the issue's M-based dispatch (M <= 128, M <= 256, larger); the module names the config.
 CONFIG_MS = (128, 256, 512)
@@ -94,17 +95,17 @@ def measure(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def count(ctx: Context, out: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """CUPTI child: {combo: {variant: counts of one steady-state call of the issue's pattern (counts_entry)}}."""
-    from .child import per_call_counts
-
+def count(ctx: Context, out: dict[str, Any],
+          per_call_counts: Callable[[Workload, str, str], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """CUPTI child: {combo: {variant: counts of one steady-state call of the issue's pattern}}, each counted by the
+    child's per_call_counts(workload, variant, mode)."""
     counted: dict[str, dict[str, Any]] = {}
     for combo in combos(ctx):
         w = ctx.kernel.make(combo.shape, silu=combo.silu, bias=combo.bias)
         for variant in COUNTED:
             if variant in ctx.kernel.variants:
                 entry = attempt(out, f"config counts {combo.name} {variant}",
-                                lambda variant=variant: per_call_counts(ctx, w, variant, "seed"))
+                                lambda variant=variant: per_call_counts(w, variant, "seed"))
                 if entry is not None:
                     counted.setdefault(combo.name, {})[variant] = entry
     return counted
