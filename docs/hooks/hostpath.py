@@ -9,6 +9,7 @@ numbers as Blackwell or Thor numbers.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ VERSIONS = ("4.2.0", "4.3.5")
 KINDS = {"nvfp4-hopper": "the issue's NVFP4 `runNvfp4Gemm`, host path on Hopper",
          "sm90": "the SM90 bf16 stand-in (kernel runs)"}
 VARIANTS = ("original", "patched")
+# A priced part of a verdict (analysis.host_parts): "<phase>: <count> x <api> (count x unit cost)".
+PRICED_PART = re.compile(r"^[^:]+: [0-9.]+ x (\S+) \(count x unit cost\)$")
 # The readings, by key "v<version>-<kind>": doctor-<key>-<shape>.json and its log doctor-<key>.log.
 READINGS = {f"v{version}-{kind}": f"doctor-v{version}-{kind}-{V.HEADLINE_LABEL}.json"
             for version in VERSIONS for kind in KINDS}
@@ -124,25 +127,21 @@ def pipeline_reading(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def part_sums(verdict: dict[str, Any]) -> dict[str, float]:
-    """The verdict's parts summed by what they are: attribute calls, lookups, encodes (count × unit cost, measured
-    in the same process), the unexplained rest of `initialize` + `run`, everything, and `priced`: the attribute
-    calls, lookups, encodes and version queries together."""
-    sums = {"attributes": 0.0, "lookups": 0.0, "encodes": 0.0, "version_queries": 0.0, "rest_init_run": 0.0,
-            "all": 0.0}
+    """The verdict's parts (analysis.host_parts) summed by what they are: the priced ones ("<phase>: <n> x <api>
+    (count x unit cost)") by the vocabulary group of their API (func_attributes, lookups, encodes, version_queries,
+    ...), the unexplained rest of `initialize` + `run`, everything, and `priced`: the attribute calls, lookups,
+    encodes and version queries together."""
+    sums: dict[str, float] = {slug: 0.0 for slug in V.GROUP_SLUGS}
+    sums.update(rest_init_run=0.0, all=0.0)
     for part in verdict["parts"]:
         text, us = part["part"], part["us"]
         sums["all"] += us
-        if "cudaFuncSetAttribute" in text:
-            sums["attributes"] += us
-        elif "entry-point lookup" in text:
-            sums["lookups"] += us
-        elif "cuTensorMapEncodeTiled" in text:
-            sums["encodes"] += us
-        elif "driver-version" in text or "DriverGetVersion" in text:
-            sums["version_queries"] += us
+        priced = PRICED_PART.match(text)
+        if priced:
+            sums[V.group_of(priced.group(1)).slug] += us
         elif text.startswith(("initialize: rest", "run: rest")):
             sums["rest_init_run"] += us
-    sums["priced"] = sums["attributes"] + sums["lookups"] + sums["encodes"] + sums["version_queries"]
+    sums["priced"] = sum(sums[g] for g in V.CONFIG_COUNT_GROUPS)
     return sums
 
 
