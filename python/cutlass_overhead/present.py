@@ -153,7 +153,8 @@ def configs_text(configs: dict[str, Any]) -> str:
                      *[spread_text(row["host_us"][key]) if key in row["host_us"] else "-" for key in configs["modes"]],
                      row["workspace_bytes"]])
     out = [format_table(f"Every config x epilogue ({configs['rounds']} rounds of {configs['calls']} calls; host us "
-                        "per call, median [IQR])", ["combo", "config", *[group(g).title for g in CONFIG_COUNT_GROUPS],
+                        "per call, median [IQR])",
+                        ["config x epilogue", "KernelConfig", *[group(g).title for g in CONFIG_COUNT_GROUPS],
                                                     *configs["modes"], "workspace B"], rows)]
     out.append(format_table("get_workspace_size over M", ["M", "N", "K", "config", "workspace B"],
                             [[r["m"], r["n"], r["k"], r["config"], r["workspace_bytes"]]
