@@ -155,7 +155,7 @@ def configs_text(configs: dict[str, Any]) -> str:
     out = [format_table(f"Every config x epilogue ({configs['rounds']} rounds of {configs['calls']} calls; host us "
                         "per call, median [IQR])",
                         ["config x epilogue", "KernelConfig", *[group(g).title for g in CONFIG_COUNT_GROUPS],
-                                                    *configs["modes"], "workspace B"], rows)]
+                         *configs["modes"], "workspace B"], rows)]
     out.append(format_table("get_workspace_size over M", ["M", "N", "K", "config", "workspace B"],
                             [[r["m"], r["n"], r["k"], r["config"], r["workspace_bytes"]]
                              for r in configs.get("workspace_by_m", [])]))
