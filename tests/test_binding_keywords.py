@@ -12,7 +12,8 @@ import pytest
 
 import cutlass_overhead as co
 from cutlass_overhead.experiments import DeviceRunner
-from cutlass_overhead.workloads import CuptiBackend, DeviceWorkload, Nvfp4DeviceWorkload, Shape
+from cutlass_overhead.device import CuptiBackend, DeviceWorkload, Nvfp4DeviceWorkload
+from cutlass_overhead.workloads import Shape
 
 from fakes import FLOAT32, UINT8, device_array as stub
 

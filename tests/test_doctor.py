@@ -155,15 +155,15 @@ def test_a_real_reading_adds_up_and_is_the_reports_schema(torch_sm90: Any, tmp_p
 
 def test_the_host_path_on_hopper_runs_only_on_sm90_and_says_what_it_is(monkeypatch: pytest.MonkeyPatch,
                                                                          reading: dict[str, Any]) -> None:
-    from cutlass_overhead import vocabulary, workloads
+    from cutlass_overhead import device, vocabulary
 
-    monkeypatch.setattr(workloads, "available", lambda kind: {"original": None, "patched": None, "O0": "not built",
+    monkeypatch.setattr(device, "available", lambda kind: {"original": None, "patched": None, "O0": "not built",
                                                               "O0_patched": "not built"})
-    kind, variants, status = workloads.choose_kernel({"major": 9, "minor": 0, "name": "H"}, host_path_on_hopper=True)
+    kind, variants, status = device.choose_kernel({"major": 9, "minor": 0, "name": "H"}, host_path_on_hopper=True)
     assert (kind, variants) == ("nvfp4_hopper", ("original", "patched"))
     assert "never a Blackwell" in status["label"]
-    with pytest.raises(workloads.NoGpu, match="not sm_90"):
-        workloads.choose_kernel({"major": 10, "minor": 0, "name": "B"}, host_path_on_hopper=True)
+    with pytest.raises(device.NoGpu, match="not sm_90"):
+        device.choose_kernel({"major": 10, "minor": 0, "name": "B"}, host_path_on_hopper=True)
     assert analysis.verdict({**reading, "kernel": "nvfp4_hopper"})["bound"] == vocabulary.BOUNDS[3]
     args = doctor.parse_args(["--host-path-on-hopper"])
     assert "--host-path-on-hopper" in report.child.child_command(args, Path("i"), Path("o"))

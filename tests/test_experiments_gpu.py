@@ -38,7 +38,8 @@ def bench(torch: Any, ops: dict[str, Any], variant: str, mode: str, calls: int, 
 def per_call(torch_sm90: Any, configs: list[tuple[str, str, int]]) -> dict[str, dict[str, float]]:
     """experiments' own counting (2N calls minus N calls, DeviceRunner.counts as the CUPTI child calls it), here."""
     from cutlass_overhead import _device
-    from cutlass_overhead.workloads import DeviceWorkload, Shape
+    from cutlass_overhead.device import DeviceWorkload
+    from cutlass_overhead.workloads import Shape
 
     return experiments.DeviceRunner(DeviceWorkload(Shape(M, N, K), _device.Stream())).counts(configs, 5)
 

@@ -14,7 +14,8 @@ import pytest
 
 import cutlass_overhead as co
 from cutlass_overhead import Phase, _device, report, timing
-from cutlass_overhead.workloads import CuptiBackend, DeviceKernel, Shape, bf16_bits, make_plan
+from cutlass_overhead.device import CuptiBackend, DeviceKernel, bf16_bits
+from cutlass_overhead.workloads import Shape, make_plan
 
 from conftest import gpu_present
 

@@ -22,7 +22,7 @@ from .present import configs_text, verdict_text, write_json
 from .stamp import stamp
 from .suspects import subprocess_first_call
 from .vocabulary import HEADLINE_K, HEADLINE_M, HEADLINE_N
-from .workloads import NoGpu
+from .device import NoGpu
 from ._variants import VariantUnavailable
 
 PROG = "cutlass-overhead-doctor"

@@ -280,7 +280,7 @@ def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0, headline: 
 
 
 class DeviceRunner:
-    """The SM90 variant modules on the report's headline operands and stream (a workloads.DeviceWorkload)."""
+    """The SM90 variant modules on the report's headline operands and stream (a device.DeviceWorkload)."""
 
     def __init__(self, workload: Any) -> None:
         self.w = workload
@@ -299,7 +299,7 @@ class DeviceRunner:
         return [tuple(g) for g in self._module(PRISTINE).layer_gemms()]
 
     def bench(self, variant: str, mode: str, iterations: int, warmup: int, rotation: int) -> dict[str, Any]:
-        from .workloads import mode_value
+        from .device import mode_value
 
         w = self.w
         return self._module(variant).bench(a=w.a, b=w.b, c=None, d=w.d, alpha=1.0, beta=0.0, mode=mode_value(mode),
@@ -308,7 +308,7 @@ class DeviceRunner:
 
     def bench_layer(self, variant: str, mode: str, m: int, iterations: int, warmup: int, rotation: int,
                     drain: bool) -> dict[str, Any]:
-        from .workloads import mode_value
+        from .device import mode_value
 
         return self._module(variant).bench_layer(m=m, mode=mode_value(mode), iterations=iterations, warmup=warmup,
                                                  stream=self.w.handle, rotation=rotation, drain_between_calls=drain)
@@ -349,7 +349,7 @@ def count_per_call(count: Callable[[int], dict[str, float]], calls: int) -> dict
 def runner_for(workload: Any) -> Runner | None:
     """The workload's own runner (a fake's `experiment_runner()`), DeviceRunner on the SM90 stand-in's device
     operands, else None (NVFP4: no rotation, layer or kernel-handle entry points)."""
-    from .workloads import DeviceWorkload
+    from .device import DeviceWorkload
 
     make = getattr(workload, "experiment_runner", None)
     if make is not None:

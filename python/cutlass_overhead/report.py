@@ -22,7 +22,7 @@ torch installed it also times torch.matmul for comparison. Without a usable GPU 
 and exits with status 2. Results go to OUT/results.json; plots.py turns that file into the PNGs.
 
 This module is the CLI and the order of the steps; the steps live in their modules:
-workloads (what is measured), timing (clean times), child (everything CUPTI), analysis (attribution, loop
+workloads (what is measured), device (the GPU side), timing (clean times), child (everything CUPTI), analysis (attribution, loop
 model, candidates), present (tables, JSON, plots), stamp (provenance).
 """
 
@@ -45,8 +45,8 @@ from .child import child_measure, merge_child, run_cupti_child, subprocess_child
 from .present import jsonable, print_report, write_json, write_plots
 from .stamp import stamp
 from .vocabulary import HEADLINE_K, HEADLINE_M, HEADLINE_N
-from .workloads import (PROFILES, Context, CuptiBackend, DeviceKernel, NoGpu, Shape, Workload, choose_kernel, gpu_info,
-                        make_plan)
+from .device import CuptiBackend, DeviceKernel, NoGpu, choose_kernel, gpu_info
+from .workloads import PROFILES, Context, Shape, Workload, make_plan
 
 __all__ = ["Context", "Shape", "jsonable", "main", "make_plan", "measure_all"]
 

@@ -122,7 +122,7 @@ def first_call_child(request: dict[str, Any]) -> dict[str, Any]:
     """In a fresh process: context creation, then the first and the second call of the issue's pattern (host us,
     each followed by a drain outside its timed span)."""
     from ._variants import load
-    from .workloads import DeviceKernel, gpu_info
+    from .device import DeviceKernel, gpu_info
 
     t0 = time.perf_counter_ns()
     gpu_info()  # creates the context
