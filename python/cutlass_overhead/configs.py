@@ -15,6 +15,7 @@ from typing import Any
 
 from . import harness
 from ._steps import attempt, key_of
+from .timing import bench_blocks, run_interleaved
 from .workloads import Context, Shape, Workload
 
 # One M per config of the issue's M-based dispatch (M <= 128, M <= 256, larger); the module names the config.
@@ -54,12 +55,12 @@ def _host_us(r: dict[str, Any]) -> float:
     return float(r["host_ns_per_call"]) / 1e3
 
 
-def time_combo(ctx: Context, combo: Combo) -> dict[str, Any]:
-    """Host µs per call of each TIMED (variant, mode), interleaved rounds: {key: Spread as dict}."""
-    w, p = ctx.kernel.make(combo.shape, silu=combo.silu, bias=combo.bias), ctx.plan
-    blocks = {key_of(v, m): (lambda v=v, m=m: _host_us(w.bench(v, m, p.calls, p.warmup)))
-              for v, m in TIMED if v in ctx.kernel.variants}
-    samples = harness.interleaved(blocks, p.rounds)
+def time_combo(ctx: Context, results: dict[str, Any], combo: Combo) -> dict[str, Any]:
+    """Host µs per call of each TIMED (variant, mode), through the timings step's harness (timing.run_interleaved:
+    a block that fails is an error and left out): {key: Spread as dict}."""
+    w = ctx.kernel.make(combo.shape, silu=combo.silu, bias=combo.bias)
+    blocks = bench_blocks(ctx, w, [(v, m, False) for v, m in TIMED])
+    samples, _ = run_interleaved(ctx, results, blocks, f"configs {combo.name}")
     return {"config": ctx.kernel.config_name(combo.shape.m),
             "workspace_bytes": ctx.kernel.workspace_bytes(combo.shape, combo.silu, combo.bias),
             "params_bytes": w.params_bytes("original"),
@@ -81,7 +82,7 @@ def measure(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
     """The clean times of every combo (this process, no CUPTI); the child adds their counts (merge_counts)."""
     rows = []
     for combo in combos(ctx):
-        row = attempt(results, f"configs {combo.name}", lambda combo=combo: time_combo(ctx, combo))
+        row = attempt(results, f"configs {combo.name}", lambda combo=combo: time_combo(ctx, results, combo))
         if row is not None:
             rows.append({**combo.as_dict(), **row})
     s = ctx.headline.shape
