@@ -26,7 +26,7 @@ foreach(_v IN LISTS _variants)
   endif()
   co_add_variant(nvfp4 hopper_${_v} INCLUDES ${_inc} ARCHS 90a SOURCES ${_stand_in}
                  DEFINES CO_NVFP4_HOST_PATH_ON_HOPPER=1 ${_defs} OPTIONS -include ${_redirect} ${_opts})
-  # The module and the doctor call into the stand-in's statistics.
+  # The module calls into the stand-in's statistics.
   target_compile_definitions(_nvfp4_hopper_${_v} PRIVATE CO_NVFP4_HOST_PATH_ON_HOPPER=1)
 endforeach()
 message(STATUS "cutlass-overhead: NVFP4 host path on Hopper (measurement only, no tensor-core math) enabled")

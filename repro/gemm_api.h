@@ -1,5 +1,5 @@
-// The plain C++ interface of one compiled GEMM variant (no CUTLASS types), shared by the Python
-// module and the standalone doctor. Every function throws std::exception subclasses on failure.
+// The plain C++ interface of one compiled GEMM variant (no CUTLASS types), called by its Python
+// module. Every function throws std::exception subclasses on failure.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -84,7 +84,7 @@ struct Operands {
 // Bytes of one operand's scale factors in CUTLASS's Sm1xx block-scaled layout: one ue4m3 per 16
 // elements of K, stored in tiles of 128 rows x 4 scale columns (rows and K/16 padded up to those).
 // The one statement of this formula: the modules check with it, Python allocates with it
-// (cutlass_overhead._device.nvfp4_scale_bytes), the doctor allocates with it.
+// (cutlass_overhead._device.nvfp4_scale_bytes).
 constexpr int64_t scale_bytes(int64_t rows, int64_t k) {
   return (rows + 127) / 128 * 128 * ((k / 16 + 3) / 4 * 4);
 }

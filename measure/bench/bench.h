@@ -1,5 +1,5 @@
 // What a benchmark loop is asked to do and what it returns: the plain types shared by the timing
-// loop (bench.cuh), every GEMM variant (repro/) and their callers (the Python modules, the doctor).
+// loop (bench.cuh), every GEMM variant (repro/) and their callers (the Python modules).
 // No CUTLASS types here, so this header compiles in any translation unit.
 #pragma once
 

@@ -1,4 +1,4 @@
-// What the FP4 encode stand-in (driver_stand_in.cpp) saw, for tests and the doctor.
+// What the FP4 encode stand-in (driver_stand_in.cpp) saw, for tests and the module.
 #pragma once
 
 #include <array>
