@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What a Thor user installs, built the way they would build it: CUDA 13, sm_110a only, the issue's NVFP4
-# code (original, patched and the -O0 host build) as the package's modules, no GPU needed. Proves that it
-# compiles and links for Thor, that each NVFP4 module holds an sm_110a image, and that the installed
+# code (original, patched, and the -O0 host builds pristine and patched) as the package's modules, no GPU
+# needed. Proves that it compiles and links for Thor, that each NVFP4 module holds an sm_110a image, and that the installed
 # cutlass-overhead-doctor says in one line that there is no GPU; it measures nothing. Thor was sm_101a in CUDA 12.8/12.9
 # (CMakeLists.txt picks 101a there); that build needs a CUDA 12.8 toolkit, which this script does not have.
 # It builds through pip with the `thor` profile (pyproject.toml) into a persistent build directory and installs
@@ -15,7 +15,7 @@ log=${1:?usage: scripts/thor-build.sh LOG [BUILD_DIR]}
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${2:-$root/build/thor}
 PY=${PYTHON:-python3}
-modules="_nvfp4_original _nvfp4_patched _nvfp4_O0"
+modules="_nvfp4_original _nvfp4_patched _nvfp4_O0 _nvfp4_O0_patched"
 site=$(mktemp -d)
 cuobjdump=$(command -v cuobjdump || $PY -c 'import nvidia, pathlib; print(next(pathlib.Path(list(nvidia.__path__)[0]).glob("cu*/bin/cuobjdump")))' 2>/dev/null)
 wheels=$(mktemp -d)
