@@ -385,7 +385,7 @@ def measure(ctx: Any, results: dict[str, Any], counted: dict[str, dict[str, floa
 def measure_in_situ_only(ctx: Any) -> dict[str, Any]:
     """The doctor's share of the experiments: cudaFuncSetAttribute on the GEMM's own kernel (either family: the
     workload calls it), which prices the attribute calls in the attribution."""
-    in_situ, spread = measure_in_situ(runner_for(ctx.headline) or ctx.headline, make_experiment_plan(ctx.plan.quick), 0)
+    in_situ, spread = measure_in_situ(ctx.headline, make_experiment_plan(ctx.plan.quick), 0)
     return {"in_situ_ns": in_situ, "in_situ_spread_ns": spread}
 
 
