@@ -29,16 +29,17 @@ MAIN = RES / "h200-cutlass-main/results.json"
 TESTS = RES / "h200-cutlass-tests"
 PART = re.compile(r"<!-- pr:([a-z0-9_]+) -->(.*?)<!-- /pr -->", re.S)
 
-def _vocabulary() -> Any:
-    """python/cutlass_overhead/vocabulary.py (what #3003 reports, stated once), without importing the built package."""
-    spec = importlib.util.spec_from_file_location("vocabulary", REPO / "python/cutlass_overhead/vocabulary.py")
+def _project(stem: str) -> Any:
+    """python/cutlass_overhead/<stem>.py (vocabulary: what #3003 reports; results: the schema), without importing the
+    built package."""
+    spec = importlib.util.spec_from_file_location(stem, REPO / f"python/cutlass_overhead/{stem}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
 
-VOCABULARY = _vocabulary()
+VOCABULARY, RESULTS = _project("vocabulary"), _project("results")
 ISSUE_KERNEL_US, ISSUE_LOOP_US = VOCABULARY.ISSUE_KERNEL_US, VOCABULARY.ISSUE_LOOP_US
 
 
@@ -197,7 +198,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page is out of date")
     ap.add_argument("--file", type=Path, action="append", help="a page (default: every patch/pr*/PR.md)")
     args = ap.parse_args()
-    results = json.loads(MAIN.read_text())
+    results = RESULTS.resolved(json.loads(MAIN.read_text()))
     status = 0
     for page in args.file or sorted(PATCH.glob("pr*/PR.md")):
         text, changed = filled(page, results)

@@ -39,7 +39,7 @@ def main(commit: str) -> int:
           "call); pipeline: doctor-*.json now (the report's plan). Host path on Hopper: never a Blackwell number.")
     for version in ("4.2.0", "4.3.5"):
         new = json.loads((ROOT / DIR / f"doctor-v{version}-nvfp4-hopper-128x4096x4096.json").read_text())
-        rows = {row["combo"]: row for row in new["configs"]["rows"]}
+        rows = {row["config_epilogue"]: row for row in new["configs"]["rows"]}
         print(f"\nCUTLASS {version}  (pipeline: {new['configs']['rounds']} rounds of {new['configs']['calls']} calls)")
         for variant in ("original", "patched"):
             old = old_rows(commit, version, variant)

@@ -15,6 +15,7 @@ from typing import Any
 
 from cutlass_overhead import child
 from cutlass_overhead._trace import Mode, Phase
+from cutlass_overhead.results import Results
 from cutlass_overhead.workloads import ChildRunner, Context, Plan, Record, Shape, make_plan
 
 # ---- A storage-less CUDA array, through DLPack ------------------------------------------------------------
@@ -322,10 +323,11 @@ SYNTHETIC_STAMP = {"gpu": "SYNTHETIC GPU", "cutlass_version": "0.0.0", "cutlass_
                    "quick": True}
 
 
-def fake_results(ctx: Context) -> dict[str, Any]:
-    return {"schema": 1, "stamp": dict(SYNTHETIC_STAMP), "kernel": "sm90", "nvfp4_status": "synthetic",
-            "variants": {"original": None, "patched": None, "direct": "not built (synthetic)", "O0": None, "O0_patched": None},
-            "shape": ctx.headline.shape.as_dict(), "params_bytes": 1024, "errors": []}
+def fake_results(ctx: Context) -> Results:
+    return Results(stamp=dict(SYNTHETIC_STAMP), kernel="sm90", nvfp4_status="synthetic",
+                   variants={"original": None, "patched": None, "direct": "not built (synthetic)", "O0": None,
+                             "O0_patched": None},
+                   shape=ctx.headline.shape.as_dict(), params_bytes=1024)
 
 
 def measured_fake(runner: ChildRunner | None = None, profile: str = "report",
@@ -336,4 +338,4 @@ def measured_fake(runner: ChildRunner | None = None, profile: str = "report",
 
     ctx = fake_context(ParentBackend, runner or child.in_process_child(
         fake_context(profile=profile, kernel_type=kernel_type)), profile, kernel_type)
-    return report.measure_all(ctx, fake_results(ctx))
+    return report.measure_all(ctx, fake_results(ctx)).to_json()

@@ -1,5 +1,5 @@
 """cutlass-overhead-doctor --every-config (configs.py): every built config × epilogue, timed in the doctor's own
-process and counted in its CUPTI child, in the one results schema. On the fake GPU: which combos exist, that each row
+process and counted in its CUPTI child, in the one results schema. On the fake GPU: which configs x epilogues exist, that each row
 carries the child's counts, and that the table prints; on a GPU: the host path on Hopper, every config."""
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ def test_every_config_is_the_doctors_profile_plus_the_configs_step() -> None:
     assert "configs" not in measured_fake(profile="doctor")
     args = doctor.parse_args(["--every-config"])
     command = report.child.child_command(args, Path("in.json"), Path("out.json"))
-    assert command[command.index("--profile") + 1] == "every-config"  # the child counts the same combos
+    assert command[command.index("--profile") + 1] == "every-config"  # the child counts the same configs x epilogues
 
 
-def test_the_sm90_stand_in_has_one_combo_and_the_capture_cost(sm90_reading: dict[str, Any]) -> None:
+def test_the_sm90_stand_in_has_one_config_and_the_capture_cost(sm90_reading: dict[str, Any]) -> None:
     assert sm90_reading["errors"] == []
     rows = sm90_reading["configs"]["rows"]
-    assert [r["combo"] for r in rows] == ["M128"]
+    assert [r["config_epilogue"] for r in rows] == ["M128"]
     assert set(rows[0]["host_us"]) == set(sm90_reading["configs"]["modes"]) == {
         f"{v}/{m}" for v in ("original", "patched") for m in ("seed", "initialize_run", "floor")}
     cost = sm90_reading["configs"]["capture_cost"]
@@ -53,7 +53,7 @@ def test_the_modes_a_build_does_not_run_are_not_timed_and_are_no_error(nvfp4_rea
 
 def test_only_the_built_configs_and_epilogues_are_measured(nvfp4_reading: dict[str, Any]) -> None:
     assert nvfp4_reading["errors"] == []
-    names = [r["combo"] for r in nvfp4_reading["configs"]["rows"]]
+    names = [r["config_epilogue"] for r in nvfp4_reading["configs"]["rows"]]
     assert names == [f"M{m}{e}" for m in (128, 256) for e in ("", "+silu", "+bias", "+silu+bias")]
     assert {r["config"] for r in nvfp4_reading["configs"]["rows"]} == {"KernelConfigM128", "KernelConfigM256"}
     by_m = nvfp4_reading["configs"]["workspace_by_m"]
@@ -62,19 +62,19 @@ def test_only_the_built_configs_and_epilogues_are_measured(nvfp4_reading: dict[s
     assert "capture_cost" not in nvfp4_reading["configs"]  # the host-path build captures every call anyway
 
 
-def test_each_row_carries_the_childs_counts_of_its_own_combo(nvfp4_reading: dict[str, Any]) -> None:
+def test_each_row_carries_the_childs_counts_of_its_own_config_epilogue(nvfp4_reading: dict[str, Any]) -> None:
     lookups = {v: sum(n for _, _, api, n in calls if api == "cudaGetDriverEntryPoint")
                for v, calls in FAKE_SEED_CALLS.items()}
     for row in nvfp4_reading["configs"]["rows"]:
         counted = {v: present.config_counts(row["counts"].get(v)) for v in configs.COUNTED}
-        assert counted["original"]["lookups"] == lookups["original"] and counted["patched"]["lookups"] == 0, row["combo"]
+        assert counted["original"]["lookups"] == lookups["original"] and counted["patched"]["lookups"] == 0, row["config_epilogue"]
         assert counted["original"]["encodes"] == counted["patched"]["encodes"] == 3
 
 
-def test_the_table_names_every_combo_and_survives_json(nvfp4_reading: dict[str, Any]) -> None:
+def test_the_table_names_every_config_epilogue_and_survives_json(nvfp4_reading: dict[str, Any]) -> None:
     again = json.loads(json.dumps(present.jsonable(nvfp4_reading["configs"])))
     text = present.configs_text(again)
-    assert all(row["combo"] in text for row in again["rows"])
+    assert all(row["config_epilogue"] in text for row in again["rows"])
     assert "get_workspace_size over M" in text and "3 -> 0" in text  # lookups, original -> patched
 
 
@@ -98,7 +98,7 @@ def test_on_the_host_path_every_config_counts_what_the_nvfp4_tests_expect(torch_
                           capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     reading = json.loads(out.read_text())
-    rows = {r["combo"]: r for r in reading["configs"]["rows"]}
+    rows = {r["config_epilogue"]: r for r in reading["configs"]["rows"]}
     assert "M128" in rows and "M128" in done.stdout
     version = reading["stamp"]["cutlass_version"]
     for variant in configs.COUNTED:

@@ -13,6 +13,10 @@ from typing import Any
 import pytest
 
 from cutlass_overhead import experiments, harness
+from cutlass_overhead.results import resolved
+
+# What experiments.measure reads of the report's results when nothing was timed before it.
+NO_RESULTS = type("NoResults", (), {"headline_samples": None, "timings": None})()
 
 # SYNTHETIC host us per call, by (variant, mode); changing operands add CHANGING_US to every mode.
 HOST_US = {("original", "seed"): 16.0, ("prefix1", "seed"): 15.0, ("prefix2", "seed"): 14.0, ("patched", "seed"): 10.0,
@@ -188,13 +192,6 @@ def test_noise_floor_is_reported_for_each_experiment(measured: Any) -> None:
     assert (floor["headline"]["median"], floor["layer"]["median"]) == (1.0, 1.0)
 
 
-def test_a_quantity_is_recorded_once() -> None:
-    q = harness.Quantities()
-    experiments.measure_ablation(FakeRunner(), PLAN, q)
-    with pytest.raises(KeyError, match="already measured"):
-        experiments.measure_ablation(FakeRunner(), PLAN, q)
-
-
 def test_without_the_ablation_build_pristine_meets_the_full_series() -> None:
     class NoAblation(FakeRunner):
         def ablation_variants(self) -> list[dict[str, Any]]:
@@ -222,24 +219,16 @@ def test_the_report_step_uses_the_workloads_runner_and_skips_nvfp4() -> None:
         kernel = type("K", (), {"kind": "sm90"})()
         plan = type("P", (), {"quick": True})()
 
-    out = experiments.measure(Ctx(), {})
+    out = experiments.measure(Ctx(), NO_RESULTS)
     assert out["in_situ_ns"]["cudaFuncSetAttribute(GEMM kernel)"] > 0
 
     class Nvfp4Ctx(Ctx):
         headline = object()
         kernel = type("K", (), {"kind": "nvfp4"})()
 
-    assert experiments.measure(Nvfp4Ctx(), {}) == {
+    assert experiments.measure(Nvfp4Ctx(), NO_RESULTS) == {
         "experiments_status": "not measured: the ablation, layer and in-situ experiments exist for the SM90 stand-in's "
                               "device operands only; this run measures nvfp4 (object)"}
-
-
-def test_summary_lines_show_every_config_and_the_noise_floor(measured: Any) -> None:
-    _, out = measured
-    text = "\n".join(experiments.summary_lines(out))
-    for key in ("prefix2/seed", "patched/update_run", "original/floor", "cudaFuncSetAttribute(GEMM kernel)"):
-        assert key in text
-    assert "noise floor (headline)" in text and "noise floor (layer)" in text
 
 
 def test_ablation_build_has_one_variant_per_header_changing_prefix(tmp_path: Any) -> None:
@@ -274,7 +263,7 @@ def test_the_report_runs_the_experiments_as_one_step(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(experiments, "runner_for", lambda workload: FakeRunner())
     ctx = fake_context(ParentBackend, fake_child())
-    results = report.measure_all(ctx, fake_results(ctx))
+    results = report.measure_all(ctx, fake_results(ctx)).to_json()
     assert results["errors"] == []
     assert {"ablation", "layer", "noise_floor", "in_situ_ns"} <= set(results)
     json.dumps(results, allow_nan=False)
@@ -290,13 +279,15 @@ def test_in_the_report_the_ablation_is_the_timings_steps_rounds(monkeypatch: pyt
     runner = FakeRunner()
     monkeypatch.setattr(experiments, "runner_for", lambda workload: runner)
     ctx = fake_context(ParentBackend, fake_child())
-    results = report.measure_all(ctx, fake_results(ctx))
+    results = report.measure_all(ctx, fake_results(ctx)).to_json()
     assert results["errors"] == []
     ablation, timings = results["ablation"], results["timings"]
     assert ablation["measured_in"] == "the timings step's rounds" and ablation["rounds"] == ctx.plan.rounds
     unchanged = ablation["host_us"]["unchanged"]
-    for key in ("original/seed", "patched/seed", "original/floor", "patched/floor"):
-        assert unchanged[key]["host_us"]["median"] == timings[key]["host_us"], key
+    for key in ("original/seed", "patched/seed", "original/floor", "patched/floor"):  # named, not repeated
+        assert unchanged[key]["timing"] == key and "host_us" not in unchanged[key], key
+        assert resolved(results)["ablation"]["host_us"]["unchanged"][key]["host_us"] == timings[key]["host"], key
+    assert unchanged["prefix1/seed"]["host_us"]["n"] == ctx.plan.rounds  # the timings step reports no prefix
     # The runner timed only what the timings step does not: the prefixes and the rotating operands.
     benched = {(v, m, r) for kind, v, m, r in (c for c in runner.calls if c[0] == "bench")}
     assert ("original", "seed", 1) not in benched and ("patched", "floor", 1) not in benched
@@ -317,4 +308,4 @@ def test_the_reports_process_never_counts_with_a_real_runner(monkeypatch: pytest
     monkeypatch.setattr(experiments, "runner_for", lambda workload: Real())
     ctx = type("Ctx", (), {"headline": object(), "plan": type("P", (), {"quick": True})()})()
     with pytest.raises(RuntimeError, match="CUPTI child"):
-        experiments.measure(ctx, {}, counted=None)
+        experiments.measure(ctx, NO_RESULTS, counted=None)

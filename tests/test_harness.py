@@ -62,11 +62,3 @@ def test_interleaved_rejects_bad_arguments():
         harness.interleaved({"a": lambda: 1.0}, rounds=0)
     with pytest.raises(ValueError, match="noise block"):
         harness.interleaved({"a": lambda: 1.0}, rounds=1, noise_block="b")
-
-
-def test_a_quantity_is_recorded_once():
-    q = harness.Quantities()
-    q.record("host_us/original/seed", harness.spread([1.0, 2.0, 3.0]), "us", shape="128x4096x4096")
-    assert q["host_us/original/seed"]["median"] == 2.0 and q["host_us/original/seed"]["unit"] == "us"
-    with pytest.raises(KeyError, match="already measured"):
-        q.record("host_us/original/seed", harness.spread([9.0]), "us")

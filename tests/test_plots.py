@@ -102,7 +102,7 @@ def synthetic_results() -> dict[str, Any]:
     single = [{"kind": "runtime", "name": "cudaLaunchKernelExC", "start_us": 5.0, "end_us": 7.0, "thread": 1},
               {"kind": "kernel", "name": "synthetic_kernel", "start_us": 8.0, "end_us": 20.0, "thread": 0}]
     return {
-        "schema": 1,
+        "schema": 2,
         "stamp": dict(SYNTHETIC_STAMP),
         "kernel": "sm90", "nvfp4_status": "synthetic", "shape": {"m": 128, "n": 4096, "k": 4096},
         "params_bytes": 1024, "kernel_us": 20.0,
@@ -293,7 +293,7 @@ def test_plots_cli_reads_results_json(tmp_path: Path) -> None:
 
 
 def test_missing_sections_say_so_instead_of_plotting() -> None:
-    sparse = {"schema": 1, "stamp": {"gpu": "SYNTHETIC GPU"}, "kernel": "sm90", "torch_matmul": None,
+    sparse = {"schema": 2, "stamp": {"gpu": "SYNTHETIC GPU"}, "kernel": "sm90", "torch_matmul": None,
               "counts": {}, "timings": {}, "sweep": [], "timeline": [], "attribution": {}}
     what = {"counts_by_phase.png": "no call counts", "host_time.png": "no timings", "sweep.png": "no size sweep",
             "timeline.png": "no timeline", "attribution.png": "no attribution"}

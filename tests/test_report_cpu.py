@@ -17,6 +17,7 @@ import pytest
 import cutlass_overhead as co
 from cutlass_overhead import analysis, child, present, report, stamp
 from cutlass_overhead.workloads import Record
+from cutlass_overhead.results import SCHEMA, from_json, resolve, value_at
 
 from fakes import (FAKE_HOST_NS, FAKE_KERNEL_NS_PER_MNK, FAKE_UNIT_NS, HEADLINE, FirstCuptiUse, ParentBackend,
                    fake_child, fake_context, fake_results, measured_fake)
@@ -81,7 +82,7 @@ def test_report_rejects_a_non_positive_size_in_one_line(flag: str, value: str, m
 def test_pipeline_on_a_fake_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     results = measured_fake()
     assert results["errors"] == []
-    for key in ("counts", "timings", "unit_costs_ns", "encode_costs", "attribution", "sweep", "o0_vs_o3",
+    for key in ("counts", "timings", "unit_costs_ns", "encode_costs", "attribution", "sweep",
                 "tracing_cost", "timeline", "candidates_625", "targets", "torch_matmul", "kernel_search",
                 "issue_shape_ratios"):
         assert results[key], key
@@ -92,7 +93,8 @@ def test_pipeline_on_a_fake_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "outside" not in results["counts"]["original/seed"]["per_call"]
     assert results["counts"]["original/seed"]["per_call"]["initialize"]["cudaGetDriverEntryPoint"] == 3
     assert results["targets"]["original_vs_patched"]["median"] == pytest.approx(4.0)
-    assert results["o0_vs_o3"]["factor"] == pytest.approx(10.0)
+    assert results["timings"]["O0/seed"]["host_us"] / results["timings"]["original/seed"]["host_us"] == \
+        pytest.approx(10.0)
 
     path = present.write_json(results, tmp_path)
     assert present.write_plots(path, tmp_path)
@@ -103,7 +105,7 @@ def test_pipeline_on_a_fake_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def test_the_report_takes_clean_times_and_leaves_cupti_to_the_child() -> None:
     ctx = fake_context(ParentBackend, fake_child())
-    results = report.measure_all(ctx, fake_results(ctx))
+    results = report.measure_all(ctx, fake_results(ctx)).to_json()
     assert results["errors"] == []
     parent = ctx.backend
     assert isinstance(parent, ParentBackend) and parent.cupti_uses == []
@@ -143,7 +145,7 @@ def test_a_failed_child_is_recorded_and_the_clean_times_kept(tmp_path: Path) -> 
     failed = [e for e in results["errors"] if e["step"] == child.CHILD_STEP]
     assert len(failed) == 1 and "boom" in failed[0]["error"] and "boom" in failed[0]["stderr_tail"]
     assert results["timings"]["original/seed"] and results["unit_costs_ns"] and results["targets"]
-    assert results["counts"] == {} and results["tracing_cost"] is None and results["sweep"] == []
+    assert results["counts"] == {} and results.get("tracing_cost") is None and results["sweep"] == []
     path = present.write_json(results, tmp_path)
     present.print_report(json.loads(path.read_text()))
 
@@ -233,7 +235,7 @@ def test_models_and_steps() -> None:
 
 
 SCHEMA_KEYS = {"schema", "stamp", "kernel", "nvfp4_status", "shape", "params_bytes", "counts", "timings",
-               "torch_matmul", "unit_costs_ns", "encode_costs", "attribution", "sweep", "o0_vs_o3", "tracing_cost",
+               "torch_matmul", "unit_costs_ns", "encode_costs", "attribution", "sweep", "tracing_cost",
                "timeline", "candidates_625", "targets"}
 STAMP_KEYS = {"gpu", "compute_capability", "driver_version", "cuda_runtime", "cuda_driver_api", "nvcc",
               "cutlass_version", "cutlass_origin", "patch_series", "patches", "patch_sha256_prefixes", "build_type",
@@ -258,20 +260,32 @@ def test_results_follow_the_schema() -> None:
     json.dumps(present.jsonable(results), allow_nan=False)
 
 
-def test_the_json_holds_one_value_per_quantity() -> None:
+def test_a_quantity_is_stored_once_and_named_where_it_is_needed_again() -> None:
     results = measured_fake()
-    where = {w for _, w, _ in analysis.published_values(results)}
-    # The quantities the report shows in several places are all found, in every place.
-    assert {"timings[original/seed].host_us", "o0_vs_o3.o3_host_us", "tracing_cost.factor",
-            "candidates_625[0].host_us"} <= where
-    assert any(w.startswith("sweep[") for w in where)
-    assert analysis.conflicting_values(results) == []
-    # A second measurement of the headline pattern in the sweep is named, with both values.
-    row = next(r for r in results["sweep"] if (r["m"], r["n"], r["k"]) == (HEADLINE.m, HEADLINE.n, HEADLINE.k)
-               and (r["variant"], r["mode"], r["sync_each_call"]) == ("original", "seed", False))
-    row["host_us"] *= 1.1
-    [conflict] = analysis.conflicting_values(results)
-    assert conflict.startswith("host_us/128x4096x4096/original/seed/unchanged/False:") and "sweep[" in conflict
+    assert results["schema"] == SCHEMA and "o0_vs_o3" not in results
+    headline = [r for r in results["sweep"] if (r["m"], r["n"], r["k"]) == (HEADLINE.m, HEADLINE.n, HEADLINE.k)]
+    assert headline and all("host_us" not in r and "loop_us" not in r for r in headline)
+    assert {r["timing"] for r in headline} == {"original/seed", "patched/seed", "original/floor",
+                                               "original/seed/sync_each_call"}
+    assert resolve(results, headline[0], "host_us") == results["timings"][headline[0]["timing"]]["host_us"]
+    candidates = [r for r in results["candidates_625"] if "from" in r]
+    assert candidates and all("host_us" not in r and "factor_vs_original_o3" not in r for r in candidates)
+    assert value_at(results, candidates[0]["from"]) == results["timings"]["original/seed"]["host_us"]
+    profiler = next(r for r in candidates if r["from"][0] == "tracing_cost")
+    assert value_at(results, profiler["from"]) == results["tracing_cost"]["on_host_us"]
+
+
+def test_a_section_is_set_once() -> None:
+    results = fake_results(fake_context())
+    results.put(kernel_us=1.0)
+    with pytest.raises(KeyError, match="kernel_us"):
+        results.put(kernel_us=2.0)
+    with pytest.raises(AttributeError, match="o0_vs_o3"):
+        results.put(o0_vs_o3={})
+    again = from_json(json.loads(json.dumps(results.to_json())))
+    assert again == results
+    with pytest.raises(ValueError, match="schema 1"):
+        from_json({**results.to_json(), "schema": 1})
 
 
 def test_stamp_without_torch(monkeypatch: pytest.MonkeyPatch) -> None:

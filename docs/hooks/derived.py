@@ -26,11 +26,16 @@ def derive(results: dict[str, Any]) -> dict[str, Any]:
     for row in results.get("candidates_625") or []:
         if "reported_loop_us" in row:
             implied = list((row.get("implied_host_us") or {}).values())
-            factors = list((row.get("implied_factor_vs_original_o3") or {}).values())
+            base = (results.get("timings") or {}).get("original/seed", {}).get("host_us")
+            factors = [host / base for host in implied] if base else []
             d["issue"] = {"kernel_us": row["reported_kernel_us"], "loop_us": row["reported_loop_us"],
                           "implied_host_max_us": max(implied, default=None),
                           "implied_host_min_us": min(implied, default=None),
                           "factor_max": max(factors, default=None), "factor_min": min(factors, default=None)}
+    timings = results.get("timings") or {}
+    if "O0/seed" in timings and "original/seed" in timings:  # -O0 against -O3 host code, the same source
+        o3, o0 = timings["original/seed"]["host_us"], timings["O0/seed"]["host_us"]
+        d["o0"] = {"o3_host_us": o3, "o0_host_us": o0, "factor": o0 / o3}
     # Each variant's kernel duration in the CUPTI timelines (median of the calls recorded).
     d["timeline_kernel_us"] = {}
     for entry in results.get("timeline") or []:

@@ -47,7 +47,7 @@ def groups(per_api: dict[str, float], domains: dict[str, str]) -> dict[str, floa
 
 
 def config_rows(doc: dict[str, Any], where: str) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    """({variant: {combo: {groups..., workspace_bytes, host_us: {mode: spread}}}}, {variant: {combo: {phase: groups}}})
+    """({variant: {config x epilogue: {groups..., workspace_bytes, host_us: {mode: spread}}}}, {variant: {config x epilogue: {phase: groups}}})
     of one --every-config reading."""
     if not (doc.get("configs") or {}).get("rows"):
         raise ResultsError(f"{where} has no configs rows: it was not run with --every-config")
@@ -57,18 +57,18 @@ def config_rows(doc: dict[str, Any], where: str) -> tuple[dict[str, dict[str, An
         for variant in VARIANTS:
             counted = row["counts"].get(variant)
             if counted is None:
-                raise ResultsError(f"{where}: {row['combo']} has no {variant} counts (see its errors)")
+                raise ResultsError(f"{where}: {row['config_epilogue']} has no {variant} counts (see its errors)")
             host = {mode.split("/")[1]: s for mode, s in row["host_us"].items() if mode.startswith(variant + "/")}
-            matrix[variant][row["combo"]] = {**groups(counted["totals"], counted["domains"]),
+            matrix[variant][row["config_epilogue"]] = {**groups(counted["totals"], counted["domains"]),
                                              "workspace_bytes": row["workspace_bytes"], "host_us": host}
-            phases[variant][row["combo"]] = {phase: groups(calls, counted["domains"])
+            phases[variant][row["config_epilogue"]] = {phase: groups(calls, counted["domains"])
                                              for phase, calls in counted["per_call"].items()}
     return matrix, phases
 
 
 def load(root: Path) -> dict[str, Any]:
-    """{label, readings: {key: the doctor's JSON}, matrix: {version: {kind: {variant: {combo: row}}}}, phases: (same
-    nesting) -> combo -> phase -> groups, shape: {version: {kind: {rounds, calls}}}, pipeline: {key: pipeline_reading},
+    """{label, readings: {key: the doctor's JSON}, matrix: {version: {kind: {variant: {config x epilogue: row}}}}, phases: (same
+    nesting) -> config x epilogue -> phase -> groups, shape: {version: {kind: {rounds, calls}}}, pipeline: {key: pipeline_reading},
     parts: {key: part_sums of its verdict}, dir: the page-relative folder}."""
     where = root / RESULTS / NAME
     data: dict[str, Any] = {"matrix": {}, "phases": {}, "shape": {}, "readings": {}, "label": None,
@@ -160,10 +160,10 @@ def table_matrix(data: dict[str, Any], version: str, kind: str = "nvfp4-hopper")
         raise ResultsError(f"{NAME}: no matrix for CUTLASS {version}, {kind}")
     by_variant = data["matrix"][version][kind]
     rows = []
-    for combo, orig in by_variant["original"].items():
-        pat = by_variant["patched"][combo]
+    for name, orig in by_variant["original"].items():
+        pat = by_variant["patched"][name]
         counts = [f"{cell_count(orig[g])} → {cell_count(pat[g])}" for g in V.CONFIG_COUNT_GROUPS]
-        rows.append([f"`{combo}`", *counts, cell_iqr(orig["host_us"]["seed"]), cell_iqr(pat["host_us"]["seed"]),
+        rows.append([f"`{name}`", *counts, cell_iqr(orig["host_us"]["seed"]), cell_iqr(pat["host_us"]["seed"]),
                      cell_iqr(orig["host_us"]["floor"]), cell_iqr(pat["host_us"]["floor"])])
     return md_table(["config", *(V.group(g).title for g in V.CONFIG_COUNT_GROUPS),
                      "host µs, issue's pattern, original", "… patched", "floor µs, original", "… patched"], rows)

@@ -8,8 +8,7 @@ from typing import Any
 
 from .errors import ResultsError
 from .staleness import ALLOW_STALE_ENV, allow_stale, staleness
-
-SCHEMA = 1
+from .vocabulary import R
 RESULTS = "docs/results"  # under the project root
 # Page variable -> committed run directory under docs/results/; each is required. `rmain` is CUTLASS main, the PR
 # target: its per-commit ablation is what scripts/fill-pr-results.py puts on the PR pages.
@@ -24,7 +23,8 @@ STAMP_KEYS = ("gpu", "compute_capability", "driver_version", "cuda_runtime", "cu
 
 
 def load_run(results_dir: Path, patch_dir: Path) -> tuple[dict[str, Any], str | None]:
-    """(results, why it is stale or None). Raises ResultsError when they cannot back the site at all."""
+    """(results with their references resolved, why it is stale or None). Raises ResultsError when they cannot back
+    the site at all."""
     path = results_dir / "results.json"
     if not path.exists():
         raise ResultsError(f"{path} does not exist: run `cutlass-overhead-report --out {results_dir}` on a GPU")
@@ -35,8 +35,8 @@ def load_run(results_dir: Path, patch_dir: Path) -> tuple[dict[str, Any], str | 
     stamp = results.get("stamp") if isinstance(results, dict) else None
     if not isinstance(stamp, dict):
         raise ResultsError(f"{path}: no stamp")
-    if results.get("schema") != SCHEMA:
-        raise ResultsError(f"{path}: schema {results.get('schema')!r} is not {SCHEMA}")
+    if results.get("schema") != R.SCHEMA:
+        raise ResultsError(f"{path}: schema {results.get('schema')!r} is not {R.SCHEMA}")
     lacking = [k for k in STAMP_KEYS if k not in stamp]
     if lacking:
         raise ResultsError(f"{path}: the stamp lacks {', '.join(lacking)}")
@@ -44,7 +44,7 @@ def load_run(results_dir: Path, patch_dir: Path) -> tuple[dict[str, Any], str | 
     if missing:
         raise ResultsError(f"{results_dir} lacks {', '.join(missing)}: commit the plots the report wrote with "
                            "results.json (the docs build never draws them)")
-    return results, staleness(stamp, patch_dir)
+    return R.resolved(results), staleness(stamp, patch_dir)
 
 
 def load_runs(root: Path) -> dict[str, tuple[str, dict[str, Any], str | None]]:

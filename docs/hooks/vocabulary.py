@@ -1,5 +1,6 @@
 """The project's vocabulary (python/cutlass_overhead/vocabulary.py: API groups, the issue's numbers, the series rule
-and diff hash), loaded by its path: it is pure Python, and the docs build needs no built package."""
+and diff hash) and its results schema (results.py: the version, resolving a reference), loaded by their paths: they
+are pure Python, and the docs build needs no built package."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-SOURCE = Path(__file__).resolve().parents[2] / "python" / "cutlass_overhead" / "vocabulary.py"
+PACKAGE = Path(__file__).resolve().parents[2] / "python" / "cutlass_overhead"
 
 
-def _load() -> ModuleType:
-    name = f"{__package__}._project_vocabulary"
-    spec = importlib.util.spec_from_file_location(name, SOURCE)
+def _load(stem: str) -> ModuleType:
+    name = f"{__package__}._project_{stem}"
+    spec = importlib.util.spec_from_file_location(name, PACKAGE / f"{stem}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # its dataclasses look their module up
@@ -21,4 +22,5 @@ def _load() -> ModuleType:
     return module
 
 
-V = _load()
+V = _load("vocabulary")
+R = _load("results")

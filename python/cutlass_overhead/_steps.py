@@ -1,7 +1,7 @@
 """How the report runs its steps: each one may fail without stopping the rest, and says why.
 
-A failure is recorded in results["errors"] (and printed), never raised past the step; a step that needs
-an earlier step's result says which one is missing. Shared by timing, the CUPTI child and the CLI.
+A failure is appended to the run's error list (results.Results.errors, or the CUPTI child's) and printed, never
+raised past the step; a step that needs an earlier step's result says which one is missing.
 """
 
 from __future__ import annotations
@@ -25,30 +25,34 @@ def note(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def record_error(results: dict[str, Any], label: str, message: str, **extra: Any) -> None:
-    results.setdefault("errors", []).append({"step": label, "error": message, **extra})
+Errors = list[dict[str, Any]]  # the run's failures, in order: {"step", "error", ...}
+
+
+def record_error(errors: Errors, label: str, message: str, **extra: Any) -> None:
+    errors.append({"step": label, "error": message, **extra})
     note(f"  {label} failed: {message}")
 
 
-def attempt(results: dict[str, Any], label: str, fn: Callable[[], T]) -> T | None:
-    """Runs one measurement; a failure is recorded in results["errors"] and the report goes on."""
+def attempt(errors: Errors, label: str, fn: Callable[[], T]) -> T | None:
+    """Runs one measurement; a failure is appended to `errors` and the report goes on."""
     try:
         return fn()
     except Exception as error:  # noqa: BLE001 -- every failure is reported, none is fatal to the rest
-        record_error(results, label, one_line(f"{type(error).__name__}: {error}"))
+        record_error(errors, label, one_line(f"{type(error).__name__}: {error}"))
         return None
 
 
-def run_step(results: dict[str, Any], name: str, fn: Callable[[], T]) -> T | None:
+def run_step(errors: Errors, name: str, fn: Callable[[], T]) -> T | None:
     note(f"[{name}]")
-    return attempt(results, name, fn)
+    return attempt(errors, name, fn)
 
 
-def require(results: dict[str, Any], *paths: str) -> None:
-    """Raises if an earlier step whose result this one needs did not produce it."""
+def require(results: Any, *paths: str) -> None:
+    """Raises if an earlier step whose result this one needs did not produce it ("section:key:...")."""
     for path in paths:
-        node: Any = results
-        for part in path.split(":"):
+        section, *keys = path.split(":")
+        node: Any = getattr(results, section)
+        for part in keys:
             node = node.get(part) if isinstance(node, dict) else None
         if node is None:
             raise RuntimeError(f"needs {path.replace(':', ' ')}, which was not measured (see the earlier error)")

@@ -20,6 +20,7 @@ from ._steps import key_of, require
 from .harness import mean, median
 from .vocabulary import BOUNDS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, KERNEL_LAUNCH_APIS, SUSPECTS
 from .present import fmt
+from .results import Results, resolve
 from .workloads import CountRow, Record
 
 ATTRIBUTION_VARIANTS: tuple[str, ...] = ("original", "patched", "direct", "O0")
@@ -162,20 +163,19 @@ def attribute_variant(counts: dict[str, Any], timing: dict[str, Any], prices: di
             for p in phases]
 
 
-def attribution(results: dict[str, Any], timelines: dict[str, list[Record]],
-                phase_order: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-    """Every seed variant with both counts and timings; also sets results["attribution_prices"]."""
+def attribution(results: Results, timelines: dict[str, list[Record]],
+                phase_order: Sequence[str]) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]]]:
+    """(the attribution of every seed variant with both counts and timings, the price table it used)."""
     require(results, "unit_costs_ns", "encode_costs")
-    prices = price_table(results["unit_costs_ns"], results["encode_costs"], results.get("in_situ_ns"))
-    results["attribution_prices"] = prices
+    prices = price_table(results.unit_costs_ns or {}, results.encode_costs or [], results.in_situ_ns)
+    counts, timings = results.counts or {}, results.timings or {}
     out = {}
     for variant in ATTRIBUTION_VARIANTS:
         key = key_of(variant, "seed")
-        if key in results.get("counts", {}) and key in results.get("timings", {}):
+        if key in counts and key in timings:
             nested = nested_fractions(timelines[variant]) if variant in timelines else None
-            out[key] = attribute_variant(results["counts"][key], results["timings"][key], prices, nested,
-                                         phase_order)
-    return out
+            out[key] = attribute_variant(counts[key], timings[key], prices, nested, phase_order)
+    return out, prices
 
 
 # ---- Kernel time, the loop model, the sweep --------------------------------------------------------
@@ -204,15 +204,16 @@ def model_loop(kernel: float, host: float, sync: bool) -> tuple[float, str]:
 
 
 def sweep_rows(shape: dict[str, int], kernel: float, timed: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Sweep rows at one shape: the report's host and loop times beside the child's kernel time."""
+    """Sweep rows at one shape: the report's host and loop times beside the child's kernel time. Times the
+    timings step measured (the headline shape) are named by their key ("timing"), not repeated (resolve)."""
     unsynced = {(t["variant"], t["mode"]): t["host_us"] for t in timed if not t["sync_each_call"]}
     rows: list[dict[str, Any]] = []
     for t in timed:
         host = unsynced.get((t["variant"], t["mode"]), t["host_us"])
         model, how = model_loop(kernel, host, t["sync_each_call"])
+        times = {"timing": t["timing"]} if "timing" in t else {"host_us": t["host_us"], "loop_us": t["loop_us"]}
         rows.append({**shape, "kernel_us": kernel, "variant": t["variant"], "mode": t["mode"],
-                     "sync_each_call": t["sync_each_call"], "host_us": t["host_us"], "loop_us": t["loop_us"],
-                     "model_us": model, "model": how})
+                     "sync_each_call": t["sync_each_call"], **times, "model_us": model, "model": how})
     return rows
 
 
@@ -225,85 +226,72 @@ def relative_records(records: Sequence[Record]) -> list[dict[str, Any]]:
              "thread": thread} for kind, name, start, end, _, thread in sorted(records, key=lambda r: r[2])]
 
 
-# ---- O0 vs O3, candidates, targets ---------------------------------------------------------------------
+# ---- Candidates, targets -------------------------------------------------------------------------------
 
 
-def o0_vs_o3(results: dict[str, Any]) -> dict[str, Any]:
-    timings = results.get("timings", {})
-    if "O0/seed" not in timings or "original/seed" not in timings:
-        reason = results.get("variants", {}).get("O0") or "O0/seed or original/seed was not timed"
-        return {"status": f"not measured: {reason}"}
-    o3, o0 = timings["original/seed"], timings["O0/seed"]
-    return {"status": "measured", "o3_host_us": o3["host_us"], "o0_host_us": o0["host_us"],
-            "factor": o0["host_us"] / o3["host_us"], "o3_phase_us": o3["phase_us"], "o0_phase_us": o0["phase_us"]}
+def candidate(cause: str, source: Sequence[str | int] | None, gpu: str, missing: str = "") -> dict[str, Any]:
+    """A measured candidate names where its host time is stored ("from": a path into the results), never
+    repeating it; without one it says why it was not measured."""
+    if source is None:
+        return {"cause": cause, "measured_on": gpu, "note": f"not measured: {missing or 'see errors'}"}
+    return {"cause": cause, "measured_on": gpu, "from": list(source)}
 
 
-def candidate(cause: str, host_us: float | None, base_us: float, gpu: str, missing: str = "") -> dict[str, Any]:
-    if host_us is None:
-        return {"cause": cause, "measured_on": gpu, "host_us": None, "factor_vs_original_o3": None,
-                "note": f"not measured: {missing or 'see errors'}"}
-    return {"cause": cause, "measured_on": gpu, "host_us": host_us, "factor_vs_original_o3": host_us / base_us}
-
-
-def issue_candidate(base_us: float) -> dict[str, Any]:
+def issue_candidate() -> dict[str, Any]:
     """What the issue reports, and the host cost per call it implies under either loop model."""
     implied = {"without sync (loop = max(kernel, host))": ISSUE_LOOP_US,
                "with sync per call (loop = kernel + host)": ISSUE_LOOP_US - ISSUE_KERNEL_US}
     return {"cause": "the issue's report (reported there, not measured here)", "source": ISSUE,
             "measured_on": None, "reported_kernel_us": ISSUE_KERNEL_US, "reported_loop_us": ISSUE_LOOP_US,
             "reported_ratio": ISSUE_LOOP_US / ISSUE_KERNEL_US, "implied_host_us": implied,
-            "implied_factor_vs_original_o3": {k: v / base_us for k, v in implied.items()},
-            "note": "Blackwell/Thor numbers from the issue; this program measured nothing on that machine, and the "
-                    "factors compare the issue's host CPU with this one"}
+            "note": "Blackwell/Thor numbers from the issue; this program measured nothing on that machine"}
 
 
-def issue_shape_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """The sweep's rows at the shape whose kernel takes about as long as the issue's."""
-    chosen = (results.get("kernel_search") or {}).get("chosen")
+def issue_shape_rows(results: Results) -> list[tuple[int, dict[str, Any]]]:
+    """The sweep's rows (index, row) at the shape whose kernel takes about as long as the issue's."""
+    chosen = (results.kernel_search or {}).get("chosen")
     if not chosen:
         return []
     key = (chosen["m"], chosen["n"], chosen["k"])
-    return [r for r in results.get("sweep") or [] if (r["m"], r["n"], r["k"]) == key]
+    return [(i, r) for i, r in enumerate(results.sweep or []) if (r["m"], r["n"], r["k"]) == key]
 
 
-def issue_shape_ratios(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """loop / kernel at the issue-like shape, to set beside the issue's 625 / 91."""
-    return [{"m": r["m"], "n": r["n"], "k": r["k"], "variant": r["variant"], "mode": r["mode"],
-             "sync_each_call": r["sync_each_call"], "kernel_us": r["kernel_us"], "loop_us": r["loop_us"],
-             "loop_over_kernel": r["loop_us"] / r["kernel_us"]} for r in issue_shape_rows(results)]
+def issue_shape_ratios(results: Results) -> list[dict[str, Any]]:
+    """loop / kernel at the issue-like shape, to set beside the issue's 625 / 91, by the sweep row it is of."""
+    timings = {"timings": results.timings}
+    return [{"sweep_row": i, "loop_over_kernel": resolve(timings, r, "loop_us") / r["kernel_us"]}
+            for i, r in issue_shape_rows(results)]
 
 
-def synced_at_issue_shape(results: dict[str, Any]) -> float | None:
-    rows = [r for r in issue_shape_rows(results)
-            if (r["variant"], r["mode"], r["sync_each_call"]) == ("original", "seed", True)]
-    return rows[0]["host_us"] if rows else None
-
-
-# Candidate causes that other sections also publish, named once (published_values finds them by these).
-BASELINE_CAUSE = "original CUTLASS, host code -O3 (baseline)"
-PROFILER_CAUSE = "CUPTI API tracing on (a profiler attached)"
-
-
-def candidates_625(results: dict[str, Any], gpu: str) -> list[dict[str, Any]]:
+def candidates_625(results: Results, gpu: str) -> list[dict[str, Any]]:
+    """The candidates for the issue's 625 us loop around a 91 us kernel, each by where it is measured; readers
+    divide by the first (the baseline) for the factor."""
     require(results, "timings:original/seed")
-    timings, tracing = results["timings"], results.get("tracing_cost") or {}
-    base = timings["original/seed"]["host_us"]
-    o0_missing = results.get("variants", {}).get("O0") or "O0/seed was not timed"
-    chosen = (results.get("kernel_search") or {}).get("chosen") or {}
+    timings, tracing = results.timings or {}, results.tracing_cost or {}
+    o0_missing = (results.variants or {}).get("O0") or "O0/seed was not timed"
+    chosen = (results.kernel_search or {}).get("chosen") or {}
     issue_shape = (f"M={chosen.get('m')} N={chosen.get('n')} K={chosen.get('k')}, "
                    f"kernel {fmt(chosen.get('kernel_us'))} us")
+    synced = [i for i, r in issue_shape_rows(results)
+              if (r["variant"], r["mode"], r["sync_each_call"]) == ("original", "seed", True)]
+
+    def timed(key: str) -> list[str] | None:
+        return ["timings", key, "host_us"] if key in timings else None
+
     rows = [
-        candidate(BASELINE_CAUSE, base, base, gpu),
-        candidate("host code built -O0 (a CMake Debug build)", timings.get("O0/seed", {}).get("host_us"), base, gpu,
-                  o0_missing),
-        candidate(PROFILER_CAUSE, tracing.get("on_host_us"), base, gpu),
-        candidate("-O0 host build and CUPTI tracing together", tracing.get("o0_on_host_us"), base, gpu, o0_missing),
+        candidate("original CUTLASS, host code -O3 (baseline)", timed("original/seed"), gpu),
+        candidate("host code built -O0 (a CMake Debug build)", timed("O0/seed"), gpu, o0_missing),
+        candidate("CUPTI API tracing on (a profiler attached)",
+                  ["tracing_cost", "on_host_us"] if "on_host_us" in tracing else None, gpu),
+        candidate("-O0 host build and CUPTI tracing together",
+                  ["tracing_cost", "o0_on_host_us"] if "o0_on_host_us" in tracing else None, gpu, o0_missing),
         candidate("cudaStreamSynchronize after every call (host waits for each kernel; headline shape)",
-                  timings.get(SYNC_KEY, {}).get("host_us"), base, gpu),
+                  timed(SYNC_KEY), gpu),
         candidate(f"cudaStreamSynchronize after every call at the issue-like shape ({issue_shape}; includes the wait)",
-                  synced_at_issue_shape(results), base, gpu, "no shape with an issue-like kernel time was measured"),
+                  ["sweep", synced[0], "host_us"] if synced else None, gpu,
+                  "no shape with an issue-like kernel time was measured"),
     ]
-    return rows + [issue_candidate(base)]
+    return rows + [issue_candidate()]
 
 
 # The series' target ratios: (numerator, denominator) blocks of the timings step's rounds.
@@ -317,11 +305,11 @@ TARGET_RATIOS: dict[str, tuple[str, str]] = {
 }
 
 
-def targets(results: dict[str, Any]) -> dict[str, Any]:
+def targets(results: Results) -> dict[str, Any]:
     """Each target ratio, taken round by round over the timings step's rounds (median and IQR)."""
     require(results, "headline_samples:host_us:original/seed", "headline_samples:host_us:patched/seed",
             "headline_samples:host_us:original/floor")
-    samples = results["headline_samples"]["host_us"]
+    samples = (results.headline_samples or {})["host_us"]
     return {name: harness.ratio(samples, num, den).as_dict() for name, (num, den) in TARGET_RATIOS.items()
             if num in samples and den in samples}
 
@@ -333,9 +321,9 @@ SYNCHRONIZING_APIS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMem
 SEED_KEY = key_of("original", "seed")
 
 
-def noise_half_width(results: dict[str, Any]) -> float:
+def noise_half_width(results: Results) -> float:
     """The smallest relative effect this run resolves: the A/A ratio's farthest quartile from 1 (0 if unknown)."""
-    noise = (results.get("noise_floor") or {}).get("headline") or {}
+    noise = (results.noise_floor or {}).get("headline") or {}
     if "q1" not in noise:
         return 0.0
     return max(abs(noise["q1"] - 1.0), abs(noise["q3"] - 1.0))
@@ -358,22 +346,22 @@ def suspect_row(what: str, ratio: dict[str, float] | None, base_us: float | None
             "reading": f"{sign} {abs(change) * base_us:.2f} us per call (x{ratio['median']:.3f})"}
 
 
-def timed_suspects(results: dict[str, Any], half: float) -> list[dict[str, Any]]:
+def timed_suspects(results: Results, half: float) -> list[dict[str, Any]]:
     """The suspects the common steps measured: -O0 host code and a sync per call (per-round ratios in the
     timings step's rounds), a profiler attached (the CUPTI child's traced time over this process's)."""
-    samples = (results.get("headline_samples") or {}).get("host_us") or {}
-    base = (results.get("timings") or {}).get(SEED_KEY, {}).get("host_us")
+    samples = (results.headline_samples or {}).get("host_us") or {}
+    base = (results.timings or {}).get(SEED_KEY, {}).get("host_us")
 
     def per_round(key: str) -> dict[str, float] | None:
         return harness.ratio(samples, key, SEED_KEY).as_dict() if key in samples and SEED_KEY in samples else None
 
     rows = [suspect_row(SUSPECTS["O0"], per_round("O0/seed"), base, half,
                         "the O0 build of the same source, in the same rounds",
-                        (results.get("variants") or {}).get("O0") or "the O0 variant was not timed"),
+                        (results.variants or {}).get("O0") or "the O0 variant was not timed"),
             suspect_row(SUSPECTS["sync"], per_round(SYNC_KEY), base, half,
                         "the same pattern with a sync after each call, in the same rounds (includes the kernel wait)")]
-    tracing = results.get("tracing_cost") or {}
-    on, timed = tracing.get("on_host"), (results.get("timings") or {}).get(SEED_KEY, {}).get("host")
+    tracing = results.tracing_cost or {}
+    on, timed = tracing.get("on_host"), (results.timings or {}).get(SEED_KEY, {}).get("host")
     ratio = None
     if on and timed:  # two processes' medians, no rounds to pair: the quartiles bound the ratio
         ratio = {"median": on["median"] / timed["median"], "q1": on["q1"] / timed["q3"], "q3": on["q3"] / timed["q1"]}
@@ -382,9 +370,9 @@ def timed_suspects(results: dict[str, Any], half: float) -> list[dict[str, Any]]
     return rows
 
 
-def measured_suspects(results: dict[str, Any], half: float) -> list[dict[str, Any]]:
+def measured_suspects(results: Results, half: float) -> list[dict[str, Any]]:
     """The suspects step's readings (suspects.py), each against its own baseline."""
-    found = results.get("suspects") or {}
+    found = results.suspects or {}
     rows = []
     for name in ("allocation", "copy_load", "kernel_load"):
         s = found.get(name)
@@ -402,12 +390,12 @@ def measured_suspects(results: dict[str, Any], half: float) -> list[dict[str, An
     return rows
 
 
-def host_parts(results: dict[str, Any], host: float) -> list[dict[str, Any]]:
+def host_parts(attribution: dict[str, Any], host: float) -> list[dict[str, Any]]:
     """The host time of one call, phase by phase (the attribution of original/seed): counts x unit costs where
     priced, the rest of each phase, and what lies outside the phases; the parts add up to `host`."""
     parts: list[dict[str, Any]] = []
     inside = 0.0
-    for row in (results.get("attribution") or {}).get(SEED_KEY) or []:
+    for row in attribution.get(SEED_KEY) or []:
         inside += row["measured_us"]
         for t in row["terms"]:
             parts.append({"part": f"{row['phase']}: {fmt(t['count'])} x {t['api']} (count x unit cost)", "us": t["us"]})
@@ -417,16 +405,16 @@ def host_parts(results: dict[str, Any], host: float) -> list[dict[str, Any]]:
     return parts
 
 
-def verdict(results: dict[str, Any]) -> dict[str, Any]:
+def verdict(results: Results) -> dict[str, Any]:
     """What bounds the issue's pattern at this shape, where its host time goes, and each suspect's effect, largest
     first; the report and the doctor print it from the same results."""
     require(results, "timings:original/seed")
-    seed = results["timings"][SEED_KEY]
-    host, loop, kernel = seed["host_us"], seed["loop_us"], results.get("kernel_us")
-    totals = ((results.get("counts") or {}).get(SEED_KEY) or {}).get("totals") or {}
+    seed = (results.timings or {})[SEED_KEY]
+    host, loop, kernel = seed["host_us"], seed["loop_us"], results.kernel_us
+    totals = ((results.counts or {}).get(SEED_KEY) or {}).get("totals") or {}
     syncs = sum(totals.get(api, 0.0) for api in SYNCHRONIZING_APIS)
     host_bound, gpu_bound, sync_bound, host_path_only, unknown = BOUNDS
-    if results.get("kernel") == "nvfp4_hopper":
+    if results.kernel == "nvfp4_hopper":
         bound = host_path_only
     elif kernel is None:
         bound = unknown
@@ -437,60 +425,7 @@ def verdict(results: dict[str, Any]) -> dict[str, Any]:
     half = noise_half_width(results)
     suspects = timed_suspects(results, half) + measured_suspects(results, half)
     suspects.sort(key=lambda r: -(r["effect_us"] if r.get("effect_us") is not None else -math.inf))
-    parts = host_parts(results, host)
+    parts = host_parts(results.attribution or {}, host)
     return {"bound": bound, "host_us": host, "loop_us": loop, "kernel_us": kernel, "synchronizing_calls": syncs,
             "noise_half_width": half, "parts": parts, "parts_sum_us": sum(p["us"] for p in parts),
             "suspects": suspects}
-
-
-# ---- One value per quantity ------------------------------------------------------------------------------
-
-
-def published_values(results: dict[str, Any]) -> list[tuple[tuple[Any, ...], str, float]]:
-    """Every place the JSON gives a host or loop time of one configuration, or the profiler's cost, as
-    (quantity, where, value). A quantity: (what, "MxNxK", variant, mode, operands, sync_each_call)."""
-    shape = results.get("shape") or {}
-    headline = f"{shape.get('m')}x{shape.get('n')}x{shape.get('k')}"
-    out: list[tuple[tuple[Any, ...], str, float]] = []
-
-    def add(what: str, where: str, value: Any, shape_label: str, variant: str, mode: str, operands: str = "unchanged",
-            sync: bool = False) -> None:
-        if isinstance(value, (int, float)):
-            out.append(((what, shape_label, variant, mode, operands, sync), where, float(value)))
-
-    for key, t in (results.get("timings") or {}).items():
-        variant, mode = key.removesuffix(SYNC_SUFFIX).split("/")
-        for what in ("host_us", "loop_us"):
-            add(what, f"timings[{key}].{what}", t.get(what), headline, variant, mode, sync=key.endswith(SYNC_SUFFIX))
-    for i, row in enumerate(results.get("sweep") or []):
-        label = f"{row['m']}x{row['n']}x{row['k']}"
-        for what in ("host_us", "loop_us"):
-            add(what, f"sweep[{i}].{what}", row.get(what), label, row["variant"], row["mode"],
-                sync=row["sync_each_call"])
-    for regime, rows in ((results.get("ablation") or {}).get("host_us") or {}).items():
-        for key, row in rows.items():
-            variant, mode = key.split("/")
-            add("host_us", f"ablation.host_us.{regime}[{key}]", (row.get("host_us") or {}).get("median"), headline,
-                variant, mode, regime)
-    o0 = results.get("o0_vs_o3") or {}
-    add("host_us", "o0_vs_o3.o3_host_us", o0.get("o3_host_us"), headline, "original", "seed")
-    add("host_us", "o0_vs_o3.o0_host_us", o0.get("o0_host_us"), headline, "O0", "seed")
-    tracing = results.get("tracing_cost") or {}
-    add("profiler_factor", "tracing_cost.factor", tracing.get("factor"), headline, "original", "seed")
-    for i, row in enumerate(results.get("candidates_625") or []):
-        if row.get("cause") == PROFILER_CAUSE:
-            add("profiler_factor", f"candidates_625[{i}].factor_vs_original_o3", row.get("factor_vs_original_o3"),
-                headline, "original", "seed")
-        if row.get("cause") == BASELINE_CAUSE:
-            add("host_us", f"candidates_625[{i}].host_us", row.get("host_us"), headline, "original", "seed")
-    return out
-
-
-def conflicting_values(results: dict[str, Any], rel: float = 1e-9) -> list[str]:
-    """One line per quantity the JSON gives two different values for (see published_values)."""
-    seen: dict[tuple[Any, ...], list[tuple[str, float]]] = defaultdict(list)
-    for quantity, where, value in published_values(results):
-        seen[quantity].append((where, value))
-    return [f"{'/'.join(map(str, q))}: " + ", ".join(f"{w} = {v:.6g}" for w, v in places)
-            for q, places in seen.items()
-            if any(not math.isclose(v, places[0][1], rel_tol=rel) for _, v in places)]

@@ -3,7 +3,7 @@
 Once CUPTI has been used in a process, every later CUDA call in it stays slower, so the report's own
 process never touches it. The CLI runs `python -m cutlass_overhead.report --cupti-child IN_JSON OUT_JSON`;
 child_measure does the work there (counts, captured encodes, kernel times, the kernel search, timelines,
-the tracing cost and a residue check) and merge_child puts its JSON into the results.
+the tracing cost and a residue check) and merge_child turns its JSON into results sections.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import harness
-from ._steps import attempt, key_of, one_line, record_error, run_step
+from ._steps import Errors, attempt, key_of, one_line, record_error, run_step
 from .analysis import (ATTRIBUTION_VARIANTS, count_difference, counts_entry, median_kernel_us, next_k,
                        relative_records)
 from .vocabulary import ISSUE, ISSUE_KERNEL_US
@@ -51,20 +51,20 @@ def per_call_counts(ctx: Context, w: Workload, variant: str, mode: str) -> dict[
     return counts_entry(count_difference(more, fewer), n)
 
 
-def measure_each(ctx: Context, results: dict[str, Any], keys: Sequence[tuple[str, str]], label: str,
+def measure_each(ctx: Context, errors: Errors, keys: Sequence[tuple[str, str]], label: str,
                  measure: Callable[[str, str], dict[str, Any]]) -> dict[str, Any]:
     """measure(variant, mode) for each built variant in `keys`, keyed "variant/mode"; failures are recorded."""
     out: dict[str, Any] = {}
     for variant, mode in keys:
         if variant in ctx.kernel.variants:
-            entry = attempt(results, f"{label} {key_of(variant, mode)}", lambda: measure(variant, mode))
+            entry = attempt(errors, f"{label} {key_of(variant, mode)}", lambda: measure(variant, mode))
             if entry is not None:
                 out[key_of(variant, mode)] = entry
     return out
 
 
-def measure_counts(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
-    return measure_each(ctx, results, COUNT_KEYS, "counts", lambda v, m: per_call_counts(ctx, ctx.headline, v, m))
+def measure_counts(ctx: Context, errors: Errors) -> dict[str, Any]:
+    return measure_each(ctx, errors, COUNT_KEYS, "counts", lambda v, m: per_call_counts(ctx, ctx.headline, v, m))
 
 
 def capture_encodes(ctx: Context) -> list[dict[str, Any]]:
@@ -108,12 +108,12 @@ def search_issue_shape(ctx: Context, target_us: float = ISSUE_KERNEL_US) -> dict
             "status": "searched", "tried": tried, "chosen": chosen}
 
 
-def child_sweep_kernels(ctx: Context, out: dict[str, Any], shapes: Sequence[dict[str, int]]) -> list[dict[str, Any]]:
+def child_sweep_kernels(ctx: Context, errors: Errors, shapes: Sequence[dict[str, int]]) -> list[dict[str, Any]]:
     """CUPTI child: the kernel time at each sweep shape the parent timed."""
     found: list[dict[str, Any]] = []
     for s in shapes:
         shape = Shape(s["m"], s["n"], s["k"])
-        us = attempt(out, f"kernel time {shape.label()}", lambda: kernel_us(ctx, ctx.kernel.make(shape)))
+        us = attempt(errors, f"kernel time {shape.label()}", lambda: kernel_us(ctx, ctx.kernel.make(shape)))
         if us is not None:
             found.append({**shape.as_dict(), "kernel_us": us})
     return found
@@ -137,20 +137,20 @@ def seed_host_us(ctx: Context, variant: str, traced: bool) -> harness.Spread:
     return harness.spread(samples)
 
 
-def before_any_cupti(ctx: Context, out: dict[str, Any]) -> float | None:
+def before_any_cupti(ctx: Context, errors: Errors) -> float | None:
     """CUPTI child, first of all: its own original/seed host time before it has used CUPTI, for the residue
     check only (the pattern's host time is the report's timings step, measured in the parent)."""
-    s = attempt(out, "host time before any CUPTI use", lambda: seed_host_us(ctx, "original", traced=False))
+    s = attempt(errors, "host time before any CUPTI use", lambda: seed_host_us(ctx, "original", traced=False))
     return None if s is None else s.median
 
 
-def tracing_on(ctx: Context, out: dict[str, Any]) -> dict[str, Any]:
+def tracing_on(ctx: Context, errors: Errors) -> dict[str, Any]:
     """CUPTI child: original/seed (and O0/seed) host us per call with count_calls active. The untraced times
     they are compared with are the parent's timings (merge_child): one value for each quantity."""
     on = seed_host_us(ctx, "original", traced=True)
     cost: dict[str, Any] = {"on_host_us": on.median, "on_host": on.as_dict()}
     if "O0" in ctx.kernel.variants:
-        o0 = attempt(out, "tracing cost O0", lambda: seed_host_us(ctx, "O0", traced=True))
+        o0 = attempt(errors, "tracing cost O0", lambda: seed_host_us(ctx, "O0", traced=True))
         if o0 is not None:
             cost.update(o0_on_host_us=o0.median, o0_on_host=o0.as_dict())
     return cost
@@ -183,11 +183,11 @@ def seed_timeline(ctx: Context, variant: str) -> list[Record]:
     return ctx.backend.timeline(calls)
 
 
-def measure_timelines(ctx: Context, results: dict[str, Any]) -> dict[str, list[Record]]:
+def measure_timelines(ctx: Context, errors: Errors) -> dict[str, list[Record]]:
     timelines: dict[str, list[Record]] = {}
     for variant in ATTRIBUTION_VARIANTS:
         if variant in ctx.kernel.variants:
-            records = attempt(results, f"timeline {variant}", lambda: seed_timeline(ctx, variant))
+            records = attempt(errors, f"timeline {variant}", lambda: seed_timeline(ctx, variant))
             if records is not None:
                 timelines[variant] = records
     return timelines
@@ -216,32 +216,33 @@ def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"the request's headline {request.get('headline')} is not this process's "
                          f"{ctx.headline.shape.as_dict()}")
     started = time.monotonic()
-    out: dict[str, Any] = {"pid": os.getpid(), "errors": []}
-    before = before_any_cupti(ctx, out)
-    out["tracing_cost"] = run_step(out, "tracing cost on", lambda: tracing_on(ctx, out))
-    out["counts"] = run_step(out, "counts", lambda: measure_counts(ctx, out)) or {}
-    out["encodes"] = run_step(out, "captured encodes", lambda: capture_encodes(ctx))
+    errors: Errors = []
+    out: dict[str, Any] = {"pid": os.getpid(), "errors": errors}
+    before = before_any_cupti(ctx, errors)
+    out["tracing_cost"] = run_step(errors, "tracing cost on", lambda: tracing_on(ctx, errors))
+    out["counts"] = run_step(errors, "counts", lambda: measure_counts(ctx, errors)) or {}
+    out["encodes"] = run_step(errors, "captured encodes", lambda: capture_encodes(ctx))
     if ctx.plan.runs("experiments"):
         from . import experiments
 
-        out["ablation_counts"] = run_step(out, "ablation counts", lambda: experiments.count_in_child(ctx))
+        out["ablation_counts"] = run_step(errors, "ablation counts", lambda: experiments.count_in_child(ctx))
     if ctx.plan.runs("configs"):
         from . import configs
 
-        out["config_counts"] = run_step(out, "config counts", lambda: configs.count(
-            ctx, out, lambda w, variant, mode: per_call_counts(ctx, w, variant, mode))) or {}
+        out["config_counts"] = run_step(errors, "config counts", lambda: configs.count(
+            ctx, errors, lambda w, variant, mode: per_call_counts(ctx, w, variant, mode))) or {}
     if ctx.kernel.kind != "nvfp4_hopper":  # the host path on Hopper launches no kernel
-        out["kernel_us"] = run_step(out, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
+        out["kernel_us"] = run_step(errors, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
     shapes = request.get("sweep_shapes") or []
     if shapes:
-        out["sweep_kernel_us"] = run_step(out, "sweep kernel times", lambda: child_sweep_kernels(ctx, out, shapes)) or []
+        out["sweep_kernel_us"] = run_step(errors, "sweep kernel times", lambda: child_sweep_kernels(ctx, errors, shapes)) or []
     if ctx.plan.runs("search"):
-        out["kernel_search"] = run_step(out, "kernel search", lambda: search_issue_shape(ctx)) or {}
+        out["kernel_search"] = run_step(errors, "kernel search", lambda: search_issue_shape(ctx)) or {}
     timelines: dict[str, list[Record]] = {}
     if ctx.plan.runs("timelines"):
-        timelines = run_step(out, "timelines", lambda: measure_timelines(ctx, out)) or {}
+        timelines = run_step(errors, "timelines", lambda: measure_timelines(ctx, errors)) or {}
     out["timelines"] = {variant: [list(r) for r in records] for variant, records in timelines.items()}
-    residue = run_step(out, "CUPTI residue check", lambda: cupti_residue(ctx, before))
+    residue = run_step(errors, "CUPTI residue check", lambda: cupti_residue(ctx, before))
     if residue is not None and out["tracing_cost"] is not None:
         out["tracing_cost"]["residue_check"] = residue
     out["elapsed_s"] = time.monotonic() - started
@@ -298,23 +299,23 @@ def subprocess_child(args: argparse.Namespace) -> ChildRunner:
     return run
 
 
-def call_child(runner: ChildRunner, request: dict[str, Any], results: dict[str, Any]) -> dict[str, Any] | None:
+def call_child(runner: ChildRunner, request: dict[str, Any], errors: Errors) -> dict[str, Any] | None:
     try:
         return runner(request)
     except ChildFailed as error:
         tail = error.stderr_tail
-        record_error(results, CHILD_STEP, one_line(f"ChildFailed: {error}; its stderr ends: {tail[-1000:] or '-'}"),
+        record_error(errors, CHILD_STEP, one_line(f"ChildFailed: {error}; its stderr ends: {tail[-1000:] or '-'}"),
                      stderr_tail=tail)
         return None
 
 
-def run_cupti_child(ctx: Context, results: dict[str, Any],
+def run_cupti_child(ctx: Context, errors: Errors,
                     timed: dict[Shape, list[dict[str, Any]]]) -> dict[str, Any] | None:
-    """The child's output, its own errors moved into results["errors"]; None if it failed as a whole."""
+    """The child's output, its own errors moved into `errors`; None if it failed as a whole."""
     runner = ctx.cupti_child or in_process_child(ctx)
-    child = attempt(results, CHILD_STEP, lambda: call_child(runner, child_request(ctx, timed), results))
+    child = attempt(errors, CHILD_STEP, lambda: call_child(runner, child_request(ctx, timed), errors))
     for error in (child or {}).get("errors") or []:  # the child printed them already
-        results["errors"].append({**error, "step": f"{CHILD_STEP}: {error.get('step')}"})
+        errors.append({**error, "step": f"{CHILD_STEP}: {error.get('step')}"})
     return child
 
 
@@ -340,21 +341,22 @@ def child_tracing_cost(child: dict[str, Any], timings: dict[str, Any]) -> dict[s
     return out
 
 
-def merge_child(ctx: Context, results: dict[str, Any], child: dict[str, Any] | None) -> dict[str, list[Record]]:
-    """Puts the child's measurements into results; returns its timelines for the attribution's nesting."""
-    child = child or {}
-    results["counts"] = child.get("counts") or {}
-    results["kernel_us"] = child.get("kernel_us")
-    results["kernel_search"] = child.get("kernel_search") or {}
+def merge_child(ctx: Context, child: dict[str, Any], timings: dict[str, Any]
+                ) -> tuple[dict[str, Any], dict[str, list[Record]]]:
+    """(the results sections the child's output gives, its timelines for the attribution's nesting)."""
     timelines: dict[str, list[Record]] = {v: [tuple(r) for r in records]  # type: ignore[misc]
                                           for v, records in (child.get("timelines") or {}).items()}
-    results["timeline"] = [{"variant": v, "calls": ctx.plan.timeline_calls, "records": relative_records(r)}
-                           for v, r in timelines.items()]
-    results["tracing_cost"] = child_tracing_cost(child, results.get("timings") or {})
     where = child_where(child) if child else "nowhere: the child failed (see errors)"
-    results["processes"] = {
-        "report": "timings, torch.matmul, unit costs, sweep host and loop times, O0 vs O3, encode costs (on the "
-                  "child's captured inputs): this process, which never used CUPTI",
-        "cupti_child": f"counts, captured encodes, kernel times, kernel search, timelines, tracing cost: {where}",
-        "cupti_child_elapsed_s": child.get("elapsed_s")}
-    return timelines
+    sections = {
+        "counts": child.get("counts") or {},
+        "kernel_us": child.get("kernel_us"),
+        "kernel_search": child.get("kernel_search") or {},
+        "timeline": [{"variant": v, "calls": ctx.plan.timeline_calls, "records": relative_records(r)}
+                     for v, r in timelines.items()],
+        "tracing_cost": child_tracing_cost(child, timings),
+        "processes": {
+            "report": "timings, torch.matmul, unit costs, sweep host and loop times, encode costs (on the child's "
+                      "captured inputs): this process, which never used CUPTI",
+            "cupti_child": f"counts, captured encodes, kernel times, kernel search, timelines, tracing cost: {where}",
+            "cupti_child_elapsed_s": child.get("elapsed_s")}}
+    return sections, timelines

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _build_info
+from .results import SCHEMA
 
 # The committed readings, by the kernel family they measured: installed beside the compiled parts (CMakeLists.txt,
 # under these names), else found in a source checkout.
@@ -69,8 +70,9 @@ def load(path: Path) -> dict[str, Any]:
         raise ReadingError(f"{path}: cannot read it ({e.strerror})") from None
     except json.JSONDecodeError as e:
         raise ReadingError(f"{path}: not JSON (line {e.lineno}: {e.msg})") from None
-    if not isinstance(reading, dict) or reading.get("schema") != 1 or "timings" not in reading:
-        raise ReadingError(f"{path}: not a reading (schema 1 with timings); pass the file the doctor wrote")
+    if not isinstance(reading, dict) or reading.get("schema") != SCHEMA or "timings" not in reading:
+        raise ReadingError(f"{path}: not a reading (schema {SCHEMA} with timings); pass the file this version of the "
+                           "doctor wrote")
     return reading
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import harness
-from ._steps import attempt, key_of
+from ._steps import Errors, attempt, key_of
 from .timing import bench_blocks, run_interleaved
 from .workloads import Context, Shape, Workload
 
@@ -27,7 +27,7 @@ COUNTED = ("original", "patched")  # counted in the issue's pattern (seed)
 
 
 @dataclass(frozen=True)
-class Combo:
+class ConfigEpilogue:
     """One config with one epilogue at one shape, named as the tables name it: "M128", "M256+silu+bias"."""
 
     shape: Shape
@@ -39,15 +39,15 @@ class Combo:
         return f"M{self.shape.m}" + ("+silu" if self.silu else "") + ("+bias" if self.bias else "")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"combo": self.name, **self.shape.as_dict(), "silu": self.silu, "bias": self.bias}
+        return {"config_epilogue": self.name, **self.shape.as_dict(), "silu": self.silu, "bias": self.bias}
 
 
-def combos(ctx: Context) -> list[Combo]:
+def config_epilogues(ctx: Context) -> list[ConfigEpilogue]:
     """The built configs × epilogues at the headline's N and K; the SM90 stand-in: its one kernel at the headline."""
     s = ctx.headline.shape
     if ctx.kernel.kind == "sm90":
-        return [Combo(s)]
-    return [Combo(Shape(m, s.n, s.k), silu, bias) for m in CONFIG_MS for silu, bias in EPILOGUES
+        return [ConfigEpilogue(s)]
+    return [ConfigEpilogue(Shape(m, s.n, s.k), silu, bias) for m in CONFIG_MS for silu, bias in EPILOGUES
             if ctx.kernel.config_built(m, silu, bias)]
 
 
@@ -55,14 +55,14 @@ def _host_us(r: dict[str, Any]) -> float:
     return float(r["host_ns_per_call"]) / 1e3
 
 
-def time_combo(ctx: Context, results: dict[str, Any], combo: Combo) -> dict[str, Any]:
+def time_config_epilogue(ctx: Context, errors: Errors, cfg: ConfigEpilogue) -> dict[str, Any]:
     """Host µs per call of each TIMED (variant, mode), through the timings step's harness (timing.run_interleaved:
     a block that fails is an error and left out): {key: Spread as dict}."""
-    w = ctx.kernel.make(combo.shape, silu=combo.silu, bias=combo.bias)
+    w = ctx.kernel.make(cfg.shape, silu=cfg.silu, bias=cfg.bias)
     blocks = bench_blocks(ctx, w, [(v, m, False) for v, m in TIMED])
-    samples, _ = run_interleaved(ctx, results, blocks, f"configs {combo.name}")
-    return {"config": ctx.kernel.config_name(combo.shape.m),
-            "workspace_bytes": ctx.kernel.workspace_bytes(combo.shape, combo.silu, combo.bias),
+    samples, _ = run_interleaved(ctx, errors, blocks, f"configs {cfg.name}")
+    return {"config": ctx.kernel.config_name(cfg.shape.m),
+            "workspace_bytes": ctx.kernel.workspace_bytes(cfg.shape, cfg.silu, cfg.bias),
             "params_bytes": w.params_bytes("original"),
             "host_us": {key: harness.spread(values).as_dict() for key, values in samples.items()}}
 
@@ -78,13 +78,13 @@ def capture_cost(ctx: Context) -> dict[str, Any]:
     return {key: harness.spread(values).as_dict() for key, values in harness.interleaved(blocks, p.rounds).items()}
 
 
-def measure(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
-    """The clean times of every combo (this process, no CUPTI); the child adds their counts (merge_counts)."""
+def measure(ctx: Context, errors: Errors) -> dict[str, Any]:
+    """The clean times of every config × epilogue (this process, no CUPTI); with_counts adds the child's counts."""
     rows = []
-    for combo in combos(ctx):
-        row = attempt(results, f"configs {combo.name}", lambda combo=combo: time_combo(ctx, results, combo))
+    for cfg in config_epilogues(ctx):
+        row = attempt(errors, f"configs {cfg.name}", lambda cfg=cfg: time_config_epilogue(ctx, errors, cfg))
         if row is not None:
-            rows.append({**combo.as_dict(), **row})
+            rows.append({**cfg.as_dict(), **row})
     s = ctx.headline.shape
     by_m = [{"m": m, "n": s.n, "k": s.k, "config": ctx.kernel.config_name(m),
              "workspace_bytes": ctx.kernel.workspace_bytes(Shape(m, s.n, s.k))}
@@ -92,28 +92,28 @@ def measure(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
     out = {"rows": rows, "workspace_by_m": by_m, "rounds": ctx.plan.rounds, "calls": ctx.plan.calls,
            "modes": [key_of(v, m) for v, m in TIMED]}
     if ctx.kernel.kind == "sm90":
-        out["capture_cost"] = attempt(results, "configs capture cost", lambda: capture_cost(ctx))
+        out["capture_cost"] = attempt(errors, "configs capture cost", lambda: capture_cost(ctx))
     return out
 
 
-def count(ctx: Context, out: dict[str, Any],
+def count(ctx: Context, errors: Errors,
           per_call_counts: Callable[[Workload, str, str], dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """CUPTI child: {combo: {variant: counts of one steady-state call of the issue's pattern}}, each counted by the
+    """CUPTI child: {"M128+silu": {variant: counts of one steady-state call of the issue's pattern}}, each counted by the
     child's per_call_counts(workload, variant, mode)."""
     counted: dict[str, dict[str, Any]] = {}
-    for combo in combos(ctx):
-        w = ctx.kernel.make(combo.shape, silu=combo.silu, bias=combo.bias)
+    for cfg in config_epilogues(ctx):
+        w = ctx.kernel.make(cfg.shape, silu=cfg.silu, bias=cfg.bias)
         for variant in COUNTED:
             if variant in ctx.kernel.variants:
-                entry = attempt(out, f"config counts {combo.name} {variant}",
+                entry = attempt(errors, f"config counts {cfg.name} {variant}",
                                 lambda variant=variant: per_call_counts(w, variant, "seed"))
                 if entry is not None:
-                    counted.setdefault(combo.name, {})[variant] = entry
+                    counted.setdefault(cfg.name, {})[variant] = entry
     return counted
 
 
-def merge_counts(results: dict[str, Any], child: dict[str, Any]) -> None:
-    """Each combo's counts from the child, into its row of results["configs"]."""
+def with_counts(table: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    """The configs section: measure()'s table with each row's counts from the child."""
     counted = child.get("config_counts") or {}
-    for row in (results.get("configs") or {}).get("rows", []):
-        row["counts"] = counted.get(row["combo"], {})
+    rows = [{**row, "counts": counted.get(row["config_epilogue"], {})} for row in table.get("rows", [])]
+    return {**table, "rows": rows}

@@ -84,16 +84,16 @@ def diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
     results = new_results(kind, status, stamped, ctx.headline)
     started = time.monotonic()
     measure_all(ctx, results)
-    results["elapsed_s"] = time.monotonic() - started
-    written = write_json(results, args.json.parent, args.json.name)
-    if results.get("configs"):
-        print(configs_text(results["configs"]))
-    if results.get("verdict"):
-        print(verdict_text(results["verdict"]))
-    for error in results["errors"]:
+    results.put(elapsed_s=time.monotonic() - started)
+    written = write_json(results.to_json(), args.json.parent, args.json.name)
+    if results.configs:
+        print(configs_text(results.configs))
+    if results.verdict:
+        print(verdict_text(results.verdict))
+    for error in results.errors:
         print(f"{PROG}: {error['step']} failed: {one_line(error['error'])}", file=sys.stderr)
     print(f"\nwrote {written} (attach it to the issue)")
-    return 1 if results["errors"] else 0
+    return 1 if results.errors else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,9 +15,9 @@ per round, and published beside the run's A/A noise floor (the same block timed 
              each layer, outside the timed span), and loop and GPU us per layer (host- or GPU-bound).
 * in_situ_ns cudaFuncSetAttribute with the adapter's own arguments on the GEMM's own kernel vs an empty one.
 
-Result keys: "ablation", "layer", "noise_floor", "in_situ_ns" (+ "in_situ_spread_ns"), "initialize_parts_ns"
-(+ "initialize_parts_spread_ns"). Each quantity is
-recorded once (harness.Quantities). Only the SM90 stand-in has these entry points; on NVFP4 nothing is measured.
+Result sections: "ablation", "layer", "noise_floor", "in_situ_ns" (+ "in_situ_spread_ns"), "initialize_parts_ns"
+(+ "initialize_parts_spread_ns"). An ablation row the timings step also reports names its timings key instead of
+repeating its host time. Only the SM90 stand-in has these entry points; on NVFP4 nothing is measured.
 """
 
 from __future__ import annotations
@@ -118,14 +118,14 @@ def ablation_count_configs(runner: Runner) -> list[tuple[str, str, int]]:
             for v, m in pairs]
 
 
-def summarize(samples: dict[str, list[float]], names: dict[str, str], baseline: str, q: harness.Quantities,
-              prefix: str, unit: str) -> dict[str, Any]:
-    """Per config: median + IQR of its samples and its per-round ratio to `baseline` (sample names -> keys)."""
+def summarize(samples: dict[str, list[float]], names: dict[str, str], baseline: str,
+              timed: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Per config: median + IQR of its host times ("host_us"), or the timings key whose times they are (a name
+    in `timed`: "timing"), and its per-round ratio to `baseline` (sample names -> keys)."""
     out: dict[str, Any] = {}
     for name, key in names.items():
-        q.record(f"{prefix}:{key}", harness.spread(samples[name]), unit)
-        out[key] = {unit: q[f"{prefix}:{key}"],
-                    "ratio_to_pristine": harness.ratio(samples, name, baseline).as_dict()}
+        times = {"timing": name} if name in timed else {"host_us": harness.spread(samples[name]).as_dict()}
+        out[key] = {**times, "ratio_to_pristine": harness.ratio(samples, name, baseline).as_dict()}
     return out
 
 
@@ -146,13 +146,14 @@ def ablation_blocks(runner: Runner, calls: int, warmup: int) -> dict[str, Callab
     return blocks
 
 
-def measure_ablation(runner: Runner, plan: ExperimentPlan, q: harness.Quantities, seed: int = 0,
-                     headline: dict[str, Any] | None = None, counted: dict[str, dict[str, float]] | None = None
+def measure_ablation(runner: Runner, plan: ExperimentPlan, seed: int = 0, headline: dict[str, Any] | None = None,
+                     counted: dict[str, dict[str, float]] | None = None, timed: frozenset[str] = frozenset()
                      ) -> tuple[dict[str, Any], harness.Spread | None]:
-    """The ablation's host times. In the report they come from `headline` (results["headline_samples"]: the
-    timings step ran these blocks in its rounds) and the noise floor is the timings step's; alone, they are
-    measured here, with their own noise floor. `counted`: the CUPTI child's Runner.counts of
-    ablation_count_configs (None: asked of the runner here, which only a fake may do)."""
+    """The ablation's host times. In the report they come from `headline` (the headline_samples section: the
+    timings step ran these blocks in its rounds; `timed`, the blocks it reports in its timings section) and the
+    noise floor is the timings step's; alone, they are measured here, with their own noise floor. `counted`: the
+    CUPTI child's Runner.counts of ablation_count_configs (None: asked of the runner here, which only a fake may
+    do)."""
     configs = ablation_configs(runner)
     noise_name = sample_name("unchanged", config_key(PRISTINE, "seed"))
     if headline is None:
@@ -169,8 +170,7 @@ def measure_ablation(runner: Runner, plan: ExperimentPlan, q: harness.Quantities
     missing = [name for by_name in names.values() for name in by_name if name not in samples]
     if missing:
         raise RuntimeError(f"no host times for {', '.join(missing)} (see the timings step's errors)")
-    operands = {regime: summarize(samples, names[regime], sample_name(regime, config_key(PRISTINE, "seed")), q,
-                                  f"ablation:{regime}", "host_us")
+    operands = {regime: summarize(samples, names[regime], sample_name(regime, config_key(PRISTINE, "seed")), timed)
                 for regime in configs}
     if counted is None:
         counted = runner.counts(ablation_count_configs(runner), plan.count_calls)
@@ -184,8 +184,7 @@ def measure_ablation(runner: Runner, plan: ExperimentPlan, q: harness.Quantities
     return result, noise
 
 
-def measure_layer(runner: Runner, plan: ExperimentPlan, q: harness.Quantities, seed: int = 0
-                  ) -> tuple[dict[str, Any], harness.Spread]:
+def measure_layer(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> tuple[dict[str, Any], harness.Spread]:
     blocks: dict[str, Callable[[], float]] = {}
     gpu_samples: dict[str, list[float]] = {}
     for m in LAYER_MS:
@@ -204,10 +203,8 @@ def measure_layer(runner: Runner, plan: ExperimentPlan, q: harness.Quantities, s
         for variant, mode in LAYER_CONFIGS:
             base, key = f"M={m}:{config_key(variant, mode)}", config_key(variant, mode)
             pristine = f"M={m}:{config_key(PRISTINE, 'seed')}"
-            for what in ("host", "loop"):
-                q.record(f"layer:M={m}:{key}:{what}", harness.spread(samples[f"{base}:{what}"]), "us")
-            q.record(f"layer:M={m}:{key}:gpu", harness.spread(gpu_samples[base]), "us")
-            host, loop, gpu = (q[f"layer:M={m}:{key}:{w}"] for w in ("host", "loop", "gpu"))
+            host, loop = (harness.spread(samples[f"{base}:{what}"]).as_dict() for what in ("host", "loop"))
+            gpu = harness.spread(gpu_samples[base]).as_dict()
             rows[key] = {"host_us_per_layer": host, "loop_us_per_layer": loop, "gpu_us_per_layer": gpu,
                          "host_ratio_to_pristine": harness.ratio(samples, f"{base}:host", f"{pristine}:host").as_dict(),
                          "loop_ratio_to_pristine": harness.ratio(samples, f"{base}:loop", f"{pristine}:loop").as_dict(),
@@ -259,13 +256,13 @@ def measure_initialize_parts(runner: Runner, plan: ExperimentPlan,
 
 
 def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0, headline: dict[str, Any] | None = None,
-                 counted: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
-    """Every experiment; returns the result keys (see the module docstring). With `headline` (the report's
-    results["headline_samples"]) the ablation reuses the timings step's rounds instead of timing again; `counted`
-    is the CUPTI child's count of the ablation's configs."""
-    q = harness.Quantities()
-    ablation, ablation_noise = measure_ablation(runner, plan, q, seed, headline, counted)
-    layer, layer_noise = measure_layer(runner, plan, q, seed)
+                 counted: dict[str, dict[str, float]] | None = None, timed: frozenset[str] = frozenset()
+                 ) -> dict[str, Any]:
+    """Every experiment; returns the result sections (see the module docstring). With `headline` (the report's
+    headline_samples section) the ablation reuses the timings step's rounds instead of timing again, naming the
+    `timed` blocks by their timings key; `counted` is the CUPTI child's count of the ablation's configs."""
+    ablation, ablation_noise = measure_ablation(runner, plan, seed, headline, counted, timed)
+    layer, layer_noise = measure_layer(runner, plan, seed)
     in_situ, in_situ_spread = measure_in_situ(runner, plan, seed)
     parts, parts_spread = measure_initialize_parts(runner, plan, seed)
     return {"ablation": ablation, "layer": layer, "in_situ_ns": in_situ, "in_situ_spread_ns": in_situ_spread,
@@ -366,7 +363,7 @@ def count_in_child(ctx: Any) -> dict[str, dict[str, float]] | None:
     return runner.counts(ablation_count_configs(runner), make_experiment_plan(ctx.plan.quick).count_calls)
 
 
-def measure(ctx: Any, results: dict[str, Any], counted: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
+def measure(ctx: Any, results: Any, counted: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
     """The report's step: every experiment on the context's headline operands (SM90 stand-in only); `counted`: the
     CUPTI child's count_in_child (a real runner cannot count in the report's process)."""
     runner = runner_for(ctx.headline)
@@ -376,10 +373,8 @@ def measure(ctx: Any, results: dict[str, Any], counted: dict[str, dict[str, floa
                                       f"{getattr(ctx.kernel, 'kind', '?')} ({type(ctx.headline).__name__})"}
     if counted is None and isinstance(runner, DeviceRunner):
         raise RuntimeError("needs the ablation counts of the CUPTI child, which it did not return (see its error)")
-    out = measure_with(runner, make_experiment_plan(ctx.plan.quick), headline=results.get("headline_samples"),
-                       counted=counted)
-    out["noise_floor"] = {**(results.get("noise_floor") or {}), **out["noise_floor"]}
-    return out
+    return measure_with(runner, make_experiment_plan(ctx.plan.quick), headline=results.headline_samples,
+                        counted=counted, timed=frozenset(results.timings or {}))
 
 
 def measure_in_situ_only(ctx: Any) -> dict[str, Any]:
@@ -393,24 +388,3 @@ def headline_blocks(ctx: Any) -> dict[str, Callable[[], dict[str, Any]]]:
     """The ablation's blocks for the report's timings step (timing.measure_headline); none on NVFP4."""
     runner = runner_for(ctx.headline)
     return {} if runner is None else ablation_blocks(runner, ctx.plan.calls, ctx.plan.warmup)
-
-
-def summary_lines(out: dict[str, Any]) -> list[str]:
-    """A few lines for the log: medians with IQR, ratios to pristine, the noise floors."""
-    def cell(x: dict[str, Any]) -> str:
-        return f"{x['median']:.2f} [{x['q1']:.2f}, {x['q3']:.2f}]"
-
-    lines = []
-    for regime, rows in out["ablation"]["host_us"].items():
-        lines.append(f"ablation, operands {regime}: host us/call median [IQR], ratio to original/seed per round")
-        for key, row in rows.items():
-            lines.append(f"  {key:28s} {cell(row['host_us'])}  x{cell(row['ratio_to_pristine'])}")
-    for m, rows in out["layer"]["by_m"].items():
-        lines.append(f"layer {m}: host us/layer (drained) | loop us/layer | GPU us/layer | bound")
-        for key, row in rows.items():
-            lines.append(f"  {key:24s} {cell(row['host_us_per_layer'])} | {cell(row['loop_us_per_layer'])} | "
-                         f"{cell(row['gpu_us_per_layer'])} | {row['bound']}")
-    lines += [f"in situ: {k} = {v:.0f} ns" for k, v in out["in_situ_ns"].items()]
-    lines += [f"initialize part: {k} = {v:.0f} ns" for k, v in out["initialize_parts_ns"].items()]
-    lines += [f"noise floor ({k}): A/A ratio {cell(v)}" for k, v in out["noise_floor"].items()]
-    return lines

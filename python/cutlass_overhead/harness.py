@@ -15,7 +15,6 @@ import random
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
 
 # The second name of the block that is timed twice per round for the noise floor.
 NOISE_TWIN_SUFFIX = "#twin"
@@ -97,25 +96,3 @@ def ratio(samples: Mapping[str, Sequence[float]], numerator: str, denominator: s
 def noise_floor(samples: Mapping[str, Sequence[float]], noise_block: str) -> Spread:
     """The A/A ratio of the block timed twice per round: the smallest effect this run resolves."""
     return ratio(samples, noise_block, noise_block + NOISE_TWIN_SUFFIX)
-
-
-class Quantities:
-    """Each measured quantity under one key, once. Recording a key twice is an error: one quantity, one
-    number, wherever it is shown."""
-
-    def __init__(self) -> None:
-        self._values: dict[str, dict[str, Any]] = {}
-
-    def record(self, key: str, value: Spread, unit: str, **context: Any) -> None:
-        if key in self._values:
-            raise KeyError(f"quantity {key!r} was already measured in this run")
-        self._values[key] = {**value.as_dict(), "unit": unit, **context}
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._values
-
-    def __getitem__(self, key: str) -> dict[str, Any]:
-        return self._values[key]
-
-    def as_dict(self) -> dict[str, dict[str, Any]]:
-        return dict(self._values)

@@ -17,6 +17,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from .results import resolved
 from .vocabulary import ALL_GROUPS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, ISSUE_MACHINE, group, group_of
 
 Results = dict[str, Any]
@@ -221,7 +222,7 @@ def plot_sweep(fig: Any, results: Results) -> None:
     (kernel 91 us, loop 625 us, reported on a Thor) sits beside the shape whose kernel takes about as long."""
     from matplotlib.ticker import FuncFormatter, NullLocator
 
-    rows = results.get("sweep") or []
+    rows = resolved(results)["sweep"]
     if not rows:
         return no_data(fig, "no size sweep in this results.json")
     configs = sweep_configs(rows)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._steps import note, one_line
+from .results import resolved
 from .vocabulary import CONFIG_COUNT_GROUPS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, calls_by_group, group
 
 
@@ -95,18 +96,22 @@ def sweep_table(rows: list[dict[str, Any]]) -> str:
 
 
 def candidates_table(rows: list[dict[str, Any]]) -> str:
+    """Each candidate's host time (results.resolved) and over the first's, the baseline."""
+    base = rows[0].get("host_us") if rows else None
     body = []
     for r in rows:
+        us = r.get("host_us")
         if "implied_host_us" in r:
-            for model, us in r["implied_host_us"].items():
-                body.append([f"{r['cause']}: {model}", us, r["implied_factor_vs_original_o3"][model]])
+            body += [[f"{r['cause']}: {model}", implied, implied / base if base else None]
+                     for model, implied in r["implied_host_us"].items()]
         else:
-            body.append([r["cause"], r["host_us"], r["factor_vs_original_o3"]])
+            body.append([r["cause"], us, us / base if us is not None and base else None])
     return format_table(f"Candidates for {ISSUE}'s {ISSUE_LOOP_US:g} us loop around a {ISSUE_KERNEL_US:g} us kernel",
                         ["cause", "host us/call", "x original -O3"], body)
 
 
-def print_report(results: dict[str, Any]) -> None:
+def print_report(reading: dict[str, Any]) -> None:
+    results = resolved(reading)
     s = results.get("stamp") or {}
     print(f"{s.get('gpu')} (compute capability {s.get('compute_capability')}), CUTLASS {s.get('cutlass_version')}, "
           f"kernel {results.get('kernel')}, NVFP4: {results.get('nvfp4_status')}")
@@ -137,7 +142,7 @@ def print_report(results: dict[str, Any]) -> None:
 
 
 def config_counts(entry: dict[str, Any] | None) -> dict[str, float]:
-    """One combo's counts_entry as calls per group (vocabulary.calls_by_group); {} when it was not counted."""
+    """One config × epilogue's counts_entry as calls per group (vocabulary.calls_by_group); {} when it was not counted."""
     return calls_by_group(entry["totals"], entry["domains"]) if entry else {}
 
 
@@ -147,7 +152,7 @@ def configs_text(configs: dict[str, Any]) -> str:
     rows = []
     for row in configs.get("rows", []):
         counts = {v: config_counts(row.get("counts", {}).get(v)) for v in ("original", "patched")}
-        rows.append([row["combo"], row["config"],
+        rows.append([row["config_epilogue"], row["config"],
                      *[f"{fmt(counts['original'].get(g))} -> {fmt(counts['patched'].get(g))}" for g in
                        CONFIG_COUNT_GROUPS],
                      *[spread_text(row["host_us"][key]) if key in row["host_us"] else "-" for key in configs["modes"]],

@@ -43,6 +43,7 @@ from ._steps import note, one_line, run_step
 from ._variants import VariantUnavailable
 from .child import child_measure, merge_child, run_cupti_child, subprocess_child
 from .present import jsonable, print_report, write_json, write_plots
+from .results import Results
 from .stamp import stamp
 from .vocabulary import HEADLINE_K, HEADLINE_M, HEADLINE_N
 from .device import CuptiBackend, DeviceKernel, NoGpu, choose_kernel, gpu_info
@@ -51,66 +52,77 @@ from .workloads import PROFILES, Context, Shape, Workload, make_plan
 __all__ = ["Context", "Shape", "jsonable", "main", "make_plan", "measure_all"]
 
 
-def new_results(kind: str, status: dict[str, Any], stamped: dict[str, Any], w: Workload) -> dict[str, Any]:
-    return {"schema": 1, "stamp": stamped, "kernel": kind, **status, "shape": w.shape.as_dict(),
-            "params_bytes": w.params_bytes("original"), "errors": []}
+def new_results(kind: str, status: dict[str, Any], stamped: dict[str, Any], w: Workload) -> Results:
+    return Results(stamp=stamped, kernel=kind, shape=w.shape.as_dict(), params_bytes=w.params_bytes("original"),
+                   **status)
 
 
-# ---- Everything, in order ---------------------------------------------------------------------------
+# ---- Everything, in order: each step returns its sections, and only measure_all puts them in the results -----
 
 
-def measure_clean(ctx: Context, results: dict[str, Any]) -> dict[Shape, list[dict[str, Any]]]:
+def measure_clean(ctx: Context, results: Results) -> tuple[dict[Shape, list[dict[str, Any]]], dict[str, Any]]:
     """Every time this process reports as clean; it runs before the child and never uses CUPTI. Returns the
-    sweep's host and loop times by shape (rows need the child's kernel times)."""
+    sweep's host and loop times by shape (rows need the child's kernel times) and the noise floors so far."""
+    errors = results.errors
     # One interleaved set of rounds for every headline block, the ablation's builds included: each quantity at
     # the headline shape is measured once, and the sweep, ablation and profiler cost reuse it.
     ablation = experiments.headline_blocks(ctx) if ctx.plan.runs("experiments") else {}
-    results["timings"] = run_step(results, "timings", lambda: timing.measure_headline(ctx, results, ablation)) or {}
-    timer = ctx.torch_timer if ctx.plan.runs("torch") else None
-    results["torch_matmul"] = run_step(results, "torch.matmul", lambda: timer(ctx.headline.shape, ctx.plan)) \
-        if timer else None
-    results["unit_costs_ns"] = run_step(results, "unit costs", lambda: timing.measure_unit_costs(ctx, results))
-    results["o0_vs_o3"] = analysis.o0_vs_o3(results)
+    headline = run_step(errors, "timings", lambda: timing.measure_headline(ctx, errors, ablation))
+    noise: dict[str, Any] = {}
+    if headline is not None:
+        results.put(timings=headline.timings, headline_samples=headline.samples)
+        noise.update(headline.noise_floor)
+    if ctx.plan.runs("torch") and ctx.torch_timer is not None:
+        timer = ctx.torch_timer
+        results.put(torch_matmul=run_step(errors, "torch.matmul", lambda: timer(ctx.headline.shape, ctx.plan)))
+    unit_costs = run_step(errors, "unit costs", lambda: timing.measure_unit_costs(ctx, errors))
+    if unit_costs is not None:
+        results.put(unit_costs_ns=unit_costs[0], unit_costs_spread_ns=unit_costs[1])
     if not ctx.plan.runs("sweep"):
-        return {}
-    return run_step(results, "sweep host times", lambda: timing.measure_sweep_host(ctx, results)) or {}
+        return {}, noise
+    return run_step(errors, "sweep host times", lambda: timing.measure_sweep_host(ctx, errors, results.timings)) \
+        or {}, noise
 
 
-def measure_all(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
-    """Fills `results` (already stamped) with every measurement; failures land in results["errors"].
+def measure_all(ctx: Context, results: Results) -> Results:
+    """Puts every measurement into `results` (already stamped); failures land in results.errors.
 
     This process never uses CUPTI. The CUPTI child (ctx.cupti_child) runs after the clean times; what comes
     after it here (encode costs, the issue-like shape's sweep rows) is timed here, still without CUPTI."""
-    results.setdefault("errors", [])
-    timed = measure_clean(ctx, results)
-    if ctx.plan.runs("configs"):
-        results["configs"] = run_step(results, "configs", lambda: configs.measure(ctx, results)) or {}
+    errors = results.errors
+    timed, noise = measure_clean(ctx, results)
+    table = run_step(errors, "configs", lambda: configs.measure(ctx, errors)) if ctx.plan.runs("configs") else None
     note(f"[{child.CHILD_STEP}]")
-    out = run_cupti_child(ctx, results, timed)
-    timelines = merge_child(ctx, results, out)
-    configs.merge_counts(results, out or {})
-    results["encode_costs"] = run_step(results, "encode costs",
-                                       lambda: timing.measure_encode_costs(ctx, results, (out or {}).get("encodes")))
+    out = run_cupti_child(ctx, errors, timed) or {}
+    sections, timelines = merge_child(ctx, out, results.timings or {})
+    results.put(**sections)
+    if table is not None:
+        results.put(configs=configs.with_counts(table, out))
+    results.put(encode_costs=run_step(errors, "encode costs",
+                                      lambda: timing.measure_encode_costs(ctx, errors, out.get("encodes"))))
     # Before the attribution: it prices the attribute calls with the in-situ cost the experiments measure.
     if ctx.plan.runs("experiments"):
-        counted = (out or {}).get("ablation_counts")
-        results.update(run_step(results, "experiments", lambda: experiments.measure(ctx, results, counted)) or {})
+        found = run_step(errors, "experiments",
+                         lambda: experiments.measure(ctx, results, out.get("ablation_counts"))) or {}
+        noise.update(found.pop("noise_floor", {}))
+        results.put(**found)
     elif ctx.plan.runs("in_situ"):
-        results.update(run_step(results, "in situ", lambda: experiments.measure_in_situ_only(ctx)) or {})
+        results.put(**(run_step(errors, "in situ", lambda: experiments.measure_in_situ_only(ctx)) or {}))
+    results.put(noise_floor=noise or None)
     if ctx.plan.runs("suspects"):
-        results["suspects"] = run_step(results, "suspects", lambda: suspects.measure(ctx, results)) or {}
+        results.put(suspects=run_step(errors, "suspects", lambda: suspects.measure(ctx, errors)) or {})
     order = ctx.backend.phase_names()
-    results["attribution"] = run_step(results, "attribution",
-                                      lambda: analysis.attribution(results, timelines, order)) or {}
+    attributed = run_step(errors, "attribution", lambda: analysis.attribution(results, timelines, order))
+    if attributed is not None:
+        results.put(attribution=attributed[0], attribution_prices=attributed[1])
     if ctx.plan.runs("sweep"):
-        results["sweep"] = run_step(results, "sweep",
-                                    lambda: timing.assemble_sweep(ctx, results, timed, out or {})) or []
-        results["issue_shape_ratios"] = analysis.issue_shape_ratios(results)
+        results.put(sweep=run_step(errors, "sweep", lambda: timing.assemble_sweep(ctx, results, timed, out)) or [])
+        results.put(issue_shape_ratios=analysis.issue_shape_ratios(results))
     if ctx.plan.runs("candidates"):  # the report's table of the issue's candidates; the doctor's are the verdict's
-        results["candidates_625"] = run_step(results, "candidates",
-                                             lambda: analysis.candidates_625(results, ctx.gpu)) or []
-    results["targets"] = run_step(results, "targets", lambda: analysis.targets(results))
-    results["verdict"] = run_step(results, "verdict", lambda: analysis.verdict(results))
+        results.put(candidates_625=run_step(errors, "candidates", lambda: analysis.candidates_625(results, ctx.gpu))
+                    or [])
+    results.put(targets=run_step(errors, "targets", lambda: analysis.targets(results)))
+    results.put(verdict=run_step(errors, "verdict", lambda: analysis.verdict(results)))
     return results
 
 
@@ -190,7 +202,7 @@ def make_context(args: argparse.Namespace) -> tuple[Context, dict[str, Any], str
     return ctx, gpu, kind, status
 
 
-def setup(args: argparse.Namespace, argv: Sequence[str] | None) -> tuple[Context, dict[str, Any]]:
+def setup(args: argparse.Namespace, argv: Sequence[str] | None) -> tuple[Context, Results]:
     ctx, gpu, kind, status = make_context(args)
     torch = optional_torch()
     if torch is not None and isinstance(ctx.kernel, DeviceKernel):
@@ -226,12 +238,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return no_gpu(error)
     started = time.monotonic()
     measure_all(ctx, results)
-    results["elapsed_s"] = time.monotonic() - started
-    path = write_json(results, args.out)
-    print_report(results)
+    results.put(elapsed_s=time.monotonic() - started)
+    path = write_json(results.to_json(), args.out)
+    print_report(results.to_json())
     print(f"\nwrote {path}")
     plotted = write_plots(path, args.out)
-    return 1 if results["errors"] or not plotted else 0
+    return 1 if results.errors or not plotted else 0
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from . import harness
-from ._steps import attempt
+from ._steps import Errors, attempt
 from .vocabulary import SUSPECTS
 from .workloads import ChildRunner, Context, Shape, Workload
 
@@ -103,15 +103,15 @@ def measure_under_load(ctx: Context, copies: bool) -> dict[str, Any]:
                   **extra)
 
 
-def measure(ctx: Context, results: dict[str, Any]) -> dict[str, Any]:
-    """The suspects step; each suspect that fails is recorded in results["errors"] and left out."""
-    found = {"allocation": attempt(results, "suspect allocation", lambda: measure_allocation(ctx)),
-             "copy_load": attempt(results, "suspect copy load", lambda: measure_under_load(ctx, True)),
-             "kernel_load": attempt(results, "suspect kernel load", lambda: measure_under_load(ctx, False))}
+def measure(ctx: Context, errors: Errors) -> dict[str, Any]:
+    """The suspects step; each suspect that fails is recorded in `errors` and left out."""
+    found = {"allocation": attempt(errors, "suspect allocation", lambda: measure_allocation(ctx)),
+             "copy_load": attempt(errors, "suspect copy load", lambda: measure_under_load(ctx, True)),
+             "kernel_load": attempt(errors, "suspect kernel load", lambda: measure_under_load(ctx, False))}
     if ctx.fresh_process is not None:
         runner = ctx.fresh_process
         request = {"kind": ctx.kernel.kind, "shape": ctx.headline.shape.as_dict()}
-        found["first_call"] = attempt(results, "suspect first call", lambda: runner(request))
+        found["first_call"] = attempt(errors, "suspect first call", lambda: runner(request))
     return {name: value for name, value in found.items() if value is not None}
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from . import harness
-from ._steps import Progress, attempt, key_of, record_error
+from ._steps import Errors, Progress, attempt, key_of, record_error
 from .harness import median
 from .analysis import SYNC_SUFFIX, sweep_rows
+from .results import Results
 from .workloads import Context, Plan, Shape, Workload
 
 TIMING_KEYS: tuple[tuple[str, str], ...] = (
@@ -50,13 +52,13 @@ def bench_blocks(ctx: Context, w: Workload, configs: Sequence[tuple[str, str, bo
             for v, m, sync in configs if v in ctx.kernel.variants and m in ctx.kernel.modes}
 
 
-def run_interleaved(ctx: Context, results: dict[str, Any], blocks: dict[str, BenchBlock], label: str,
+def run_interleaved(ctx: Context, errors: Errors, blocks: dict[str, BenchBlock], label: str,
                     noise_block: str | None = None) -> tuple[dict[str, list[float]], dict[str, list[dict[str, Any]]]]:
     """Every block once per round, in a seeded random order per round (harness.interleaved), plan.rounds rounds.
     Returns host us per call per round by block, and each block's bench() results. A block that fails its first
-    call is recorded in results["errors"] and left out of the rounds."""
+    call is recorded in `errors` and left out of the rounds."""
     runnable = {name: block for name, block in blocks.items()
-                if attempt(results, f"{label} {name}", block) is not None}
+                if attempt(errors, f"{label} {name}", block) is not None}
     runs: dict[str, list[dict[str, Any]]] = {}
 
     def sampled(name: str, block: BenchBlock) -> Callable[[], float]:
@@ -96,25 +98,31 @@ def headline_configs(ctx: Context) -> list[tuple[str, str, bool]]:
     return [(v, m, False) for v, m in TIMING_KEYS] + [("original", "seed", True)]
 
 
-def measure_headline(ctx: Context, results: dict[str, Any],
-                     extra: dict[str, BenchBlock] | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Headline:
+    """The timings step's sections: timings (per block), headline_samples (host us per round by block, for
+    per-round ratios) and the noise floor of its rounds."""
+
+    timings: dict[str, Any]
+    samples: dict[str, Any]
+    noise_floor: dict[str, Any]
+
+
+def measure_headline(ctx: Context, errors: Errors, extra: dict[str, BenchBlock] | None = None) -> Headline:
     """The timings step: every headline block, TIMING_KEYS, the synced pattern and `extra` (the ablation's
     builds and operand regimes, experiments.ablation_blocks), in one interleaved set of rounds. Each quantity
-    at the headline shape is measured here once; the sweep, the ablation and the profiler cost reuse it.
-
-    Sets results["timings"], results["headline_samples"] (host us per round by block, for per-round ratios)
-    and results["noise_floor"]["headline"]."""
+    at the headline shape is measured here once; the sweep, the ablation and the profiler cost reuse it."""
     own = bench_blocks(ctx, ctx.headline, headline_configs(ctx))
     blocks = {**{name: block for name, block in (extra or {}).items() if name not in own}, **own}
-    samples, runs = run_interleaved(ctx, results, blocks, "timings", NOISE_BLOCK)
-    results["headline_samples"] = {
+    samples, runs = run_interleaved(ctx, errors, blocks, "timings", NOISE_BLOCK)
+    headline_samples = {
         "host_us": {name: s for name, s in samples.items() if not name.endswith(harness.NOISE_TWIN_SUFFIX)},
         "rounds": ctx.plan.rounds, "calls_per_sample": ctx.plan.calls, "warmup": ctx.plan.warmup,
         "note": "host us per call; every block once per round, in a seeded random order per round"}
+    noise = {}
     if NOISE_BLOCK + harness.NOISE_TWIN_SUFFIX in samples:
-        results.setdefault("noise_floor", {})["headline"] = {
-            **harness.noise_floor(samples, NOISE_BLOCK).as_dict(),
-            "block": harness.noise_block_note(NOISE_BLOCK)}
+        noise["headline"] = {**harness.noise_floor(samples, NOISE_BLOCK).as_dict(),
+                             "block": harness.noise_block_note(NOISE_BLOCK)}
     timings: dict[str, Any] = {}
     for key in own:
         if key in runs:
@@ -123,7 +131,7 @@ def measure_headline(ctx: Context, results: dict[str, Any],
                 timings[key]["speedup_vs_original_seed"] = harness.ratio(samples, NOISE_BLOCK, key).as_dict()
     if O0_SERIES in timings and O0_PRISTINE in samples:
         timings[O0_SERIES]["speedup_vs_O0_seed"] = harness.ratio(samples, O0_PRISTINE, O0_SERIES).as_dict()
-    return timings
+    return Headline(timings, headline_samples, noise)
 
 
 # ---- torch.matmul, for comparison (torch is optional) -----------------------------------------------
@@ -168,35 +176,34 @@ def make_torch_timer(torch: Any, stream_handle: int) -> Callable[[Shape, Plan], 
 # ---- Unit costs -----------------------------------------------------------------------------------------
 
 
-def interleaved_ns(ctx: Context, results: dict[str, Any], probes: dict[str, Callable[[int], float]], label: str
+def interleaved_ns(ctx: Context, errors: Errors, probes: dict[str, Callable[[int], float]], label: str
                    ) -> dict[str, harness.Spread]:
     """Each probe (ns per call over its own loop of plan.unit_iterations) once per round, interleaved; a probe
-    that fails its first run is recorded in results["errors"] and left out."""
+    that fails its first run is recorded in `errors` and left out."""
     n = ctx.plan.unit_iterations
     runnable = {name: probe for name, probe in probes.items()
-                if attempt(results, f"{label} {name}", lambda probe=probe: probe(n)) is not None}
+                if attempt(errors, f"{label} {name}", lambda probe=probe: probe(n)) is not None}
     samples = harness.interleaved({name: (lambda probe=probe: probe(n)) for name, probe in runnable.items()},
                                   ctx.plan.rounds)
     return {name: harness.spread(values) for name, values in samples.items()}
 
 
-def measure_unit_costs(ctx: Context, results: dict[str, Any]) -> dict[str, float]:
-    """Medians in ns per call; their quartiles go to results["unit_costs_spread_ns"]."""
+def measure_unit_costs(ctx: Context, errors: Errors) -> tuple[dict[str, float], dict[str, Any]]:
+    """(medians in ns per call, their spreads): the unit_costs_ns and unit_costs_spread_ns sections."""
     b = ctx.backend
-    spreads = interleaved_ns(ctx, results, {name: (lambda n, name=name: b.unit_cost_ns(name, n))
-                                            for name in b.unit_cost_names()}, "unit cost")
-    results["unit_costs_spread_ns"] = {name: s.as_dict() for name, s in spreads.items()}
-    return {name: s.median for name, s in spreads.items()}
+    spreads = interleaved_ns(ctx, errors, {name: (lambda n, name=name: b.unit_cost_ns(name, n))
+                                           for name in b.unit_cost_names()}, "unit cost")
+    return {name: s.median for name, s in spreads.items()}, {name: s.as_dict() for name, s in spreads.items()}
 
 
-def measure_encode_costs(ctx: Context, results: dict[str, Any],
+def measure_encode_costs(ctx: Context, errors: Errors,
                          encodes: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """The cost of each encode the CUPTI child captured, on its exact inputs, timed here (no CUPTI). The
     address is the child's: only a number the driver checks for alignment, so it is used as captured."""
     if encodes is None:
         raise RuntimeError("needs the encodes the CUPTI child captured, which it did not return (see its error)")
     b = ctx.backend
-    spreads = interleaved_ns(ctx, results, {f"#{i}": (lambda n, e=e: b.encode_cost_ns(e, n))
+    spreads = interleaved_ns(ctx, errors, {f"#{i}": (lambda n, e=e: b.encode_cost_ns(e, n))
                                             for i, e in enumerate(encodes)}, "encode cost")
     return [{"phase": e["phase"], "dims": list(e["dims"]), "box": list(e["box"]), "data_type": e["data_type"],
              "ns": spreads[f"#{i}"].median, "q1": spreads[f"#{i}"].q1, "q3": spreads[f"#{i}"].q3,
@@ -206,47 +213,51 @@ def measure_encode_costs(ctx: Context, results: dict[str, Any],
 # ---- Sweep: host and loop times here, kernel times from the child ------------------------------------
 
 
-def sweep_entry(variant: str, mode: str, sync: bool, t: dict[str, Any], measured_in: str) -> dict[str, Any]:
-    return {"variant": variant, "mode": mode, "sync_each_call": sync, "host_us": t["host_us"], "host": t["host"],
-            "loop_us": t["loop_us"], "measured_in": measured_in}
+def sweep_entry(variant: str, mode: str, sync: bool, t: dict[str, Any], timing: str | None) -> dict[str, Any]:
+    """One config's times at one shape; `timing`: the timings key they are (at the headline shape), which the
+    sweep row then names instead of repeating them."""
+    entry = {"variant": variant, "mode": mode, "sync_each_call": sync, "host_us": t["host_us"], "loop_us": t["loop_us"]}
+    return {**entry, "timing": timing} if timing else entry
 
 
-def sweep_timings(ctx: Context, results: dict[str, Any], w: Workload) -> list[dict[str, Any]]:
+def sweep_timings(ctx: Context, errors: Errors, timings: dict[str, Any] | None, w: Workload) -> list[dict[str, Any]]:
     """Host and loop us of every sweep config at one shape, timed in this process (no CUPTI), interleaved.
     At the headline shape they are the timings step's own values, not a second measurement."""
     if w.shape == ctx.headline.shape:
-        found, where = results.get("timings") or {}, "timings"
+        found, named = timings or {}, True
     else:
-        _, runs = run_interleaved(ctx, results, bench_blocks(ctx, w, SWEEP_CONFIGS), f"sweep {w.shape.label()}")
-        found, where = {key: summarize_runs(r) for key, r in runs.items()}, "sweep"
-    return [sweep_entry(v, m, sync, found[timing_key(v, m, sync)], where) for v, m, sync in SWEEP_CONFIGS
-            if timing_key(v, m, sync) in found]
+        _, runs = run_interleaved(ctx, errors, bench_blocks(ctx, w, SWEEP_CONFIGS), f"sweep {w.shape.label()}")
+        found, named = {key: summarize_runs(r) for key, r in runs.items()}, False
+    return [sweep_entry(v, m, sync, found[key], key if named else None) for v, m, sync in SWEEP_CONFIGS
+            if (key := timing_key(v, m, sync)) in found]
 
 
-def time_shape(ctx: Context, results: dict[str, Any], shape: Shape, progress: Progress) -> list[dict[str, Any]]:
+def time_shape(ctx: Context, errors: Errors, timings: dict[str, Any] | None, shape: Shape,
+               progress: Progress) -> list[dict[str, Any]]:
     reason = ctx.kernel.unsupported(shape)
     if reason:
         raise RuntimeError(reason)
-    found = sweep_timings(ctx, results, ctx.headline if shape == ctx.headline.shape else ctx.kernel.make(shape))
+    w = ctx.headline if shape == ctx.headline.shape else ctx.kernel.make(shape)
+    found = sweep_timings(ctx, errors, timings, w)
     progress.step(shape.label())
     return found
 
 
-def measure_sweep_host(ctx: Context, results: dict[str, Any]) -> dict[Shape, list[dict[str, Any]]]:
+def measure_sweep_host(ctx: Context, errors: Errors, timings: dict[str, Any] | None) -> dict[Shape, list[dict[str, Any]]]:
     """Host and loop times at the sweep's N = K shapes; their kernel times come from the CUPTI child."""
     m = ctx.headline.shape.m
     shapes = [Shape(m, nk, nk) for nk in ctx.plan.sweep_nk]
     progress = Progress(len(shapes), "sweep")
     timed: dict[Shape, list[dict[str, Any]]] = {}
     for shape in shapes:
-        found = attempt(results, f"sweep {shape.label()}", lambda: time_shape(ctx, results, shape, progress))
+        found = attempt(errors, f"sweep {shape.label()}", lambda: time_shape(ctx, errors, timings, shape, progress))
         if found is not None:
             timed[shape] = found
     progress.close()
     return timed
 
 
-def time_issue_shape(ctx: Context, results: dict[str, Any], chosen: dict[str, Any],
+def time_issue_shape(ctx: Context, results: Results, chosen: dict[str, Any],
                      timed: dict[Shape, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """The sweep configs at the shape the child's kernel search chose, timed here, after the child (unless the
     sweep already timed that shape: one shape, one measurement)."""
@@ -255,12 +266,13 @@ def time_issue_shape(ctx: Context, results: dict[str, Any], chosen: dict[str, An
         return []  # its rows are already in the sweep
     progress = Progress(1, "sweep (issue-like kernel)")
     try:
-        return sweep_rows(shape.as_dict(), chosen["kernel_us"], time_shape(ctx, results, shape, progress))
+        found = time_shape(ctx, results.errors, results.timings, shape, progress)
+        return sweep_rows(shape.as_dict(), chosen["kernel_us"], found)
     finally:
         progress.close()
 
 
-def assemble_sweep(ctx: Context, results: dict[str, Any], timed: dict[Shape, list[dict[str, Any]]],
+def assemble_sweep(ctx: Context, results: Results, timed: dict[Shape, list[dict[str, Any]]],
                    child: dict[str, Any]) -> list[dict[str, Any]]:
     """Sweep rows: host and loop from this process, kernel from the child; then the issue-like shape."""
     kernels = {(k["m"], k["n"], k["k"]): k["kernel_us"] for k in child.get("sweep_kernel_us") or []}
@@ -273,10 +285,10 @@ def assemble_sweep(ctx: Context, results: dict[str, Any], timed: dict[Shape, lis
         else:
             rows += sweep_rows(shape.as_dict(), kernel, found)
     if missing:
-        record_error(results, "sweep", f"no kernel time from the CUPTI child at {'; '.join(missing)}, so no rows "
-                                       "there (see its error)")
-    chosen = (results.get("kernel_search") or {}).get("chosen")
+        record_error(results.errors, "sweep", f"no kernel time from the CUPTI child at {'; '.join(missing)}, so no "
+                                              "rows there (see its error)")
+    chosen = (results.kernel_search or {}).get("chosen")
     if chosen:
         label = Shape(chosen["m"], chosen["n"], chosen["k"]).label()
-        rows += attempt(results, f"sweep {label}", lambda: time_issue_shape(ctx, results, chosen, timed)) or []
+        rows += attempt(results.errors, f"sweep {label}", lambda: time_issue_shape(ctx, results, chosen, timed)) or []
     return rows

@@ -1,0 +1,123 @@
+"""The one results schema: what the report writes to results.json and the doctor to co-doctor.json.
+
+Each section is one step's return value, set once, by report.measure_all only (Results.put refuses a second
+value). A quantity is stored once: where another section needs it, that section names its key ("timing":
+"original/seed") and readers take the value from there (resolve). The readers (present, plots, compare_reading,
+docs/hooks, scripts/fill-pr-results.py) read the JSON that to_json() writes; SCHEMA is its version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+# 2: no copies (o0_vs_o3 gone; sweep, ablation and candidates rows name a timings key instead of repeating it).
+SCHEMA = 2
+
+
+@dataclass(slots=True)
+class Results:
+    stamp: dict[str, Any]
+    kernel: str  # "sm90", "nvfp4" or "nvfp4_hopper" (device.choose_kernel)
+    shape: dict[str, int]
+    params_bytes: int
+    variants: dict[str, Any]  # variant -> None (built and loadable) or why not
+    nvfp4_status: str
+    label: str | None = None  # what a host-path-on-Hopper run is, on every page that shows it
+    sm90_status: str | None = None
+    errors: list[dict[str, Any]] = field(default_factory=list)  # every step's failure, appended where it happens
+    # This process, no CUPTI (timing.py, configs.py, experiments.py, suspects.py)
+    headline_samples: dict[str, Any] | None = None
+    noise_floor: dict[str, Any] | None = None
+    timings: dict[str, Any] | None = None  # "variant/mode" -> summarize_runs(); every headline quantity, once
+    torch_matmul: dict[str, Any] | None = None
+    unit_costs_spread_ns: dict[str, Any] | None = None
+    unit_costs_ns: dict[str, float] | None = None
+    configs: dict[str, Any] | None = None
+    # The CUPTI child (child.py)
+    counts: dict[str, Any] | None = None
+    kernel_us: float | None = None
+    kernel_search: dict[str, Any] | None = None
+    timeline: list[dict[str, Any]] | None = None
+    tracing_cost: dict[str, Any] | None = None
+    processes: dict[str, Any] | None = None
+    # Timed here after the child, on its findings
+    encode_costs: list[dict[str, Any]] | None = None
+    experiments_status: str | None = None
+    ablation: dict[str, Any] | None = None
+    layer: dict[str, Any] | None = None
+    in_situ_ns: dict[str, float] | None = None
+    in_situ_spread_ns: dict[str, Any] | None = None
+    initialize_parts_ns: dict[str, float] | None = None
+    initialize_parts_spread_ns: dict[str, Any] | None = None
+    suspects: dict[str, Any] | None = None
+    sweep: list[dict[str, Any]] | None = None
+    # Analysis (analysis.py): arithmetic on the sections above
+    attribution_prices: dict[str, Any] | None = None
+    attribution: dict[str, Any] | None = None
+    issue_shape_ratios: list[dict[str, Any]] | None = None
+    candidates_625: list[dict[str, Any]] | None = None
+    targets: dict[str, Any] | None = None
+    verdict: dict[str, Any] | None = None
+    elapsed_s: float | None = None
+
+    def put(self, **sections: Any) -> None:
+        """Sets each section once; a second value for a section is an error (one quantity, one number)."""
+        for name, value in sections.items():
+            if name not in SECTIONS:
+                raise AttributeError(f"results have no section {name!r}")
+            if getattr(self, name) is not None:
+                raise KeyError(f"section {name!r} was already set in this run")
+            setattr(self, name, value)
+
+    def to_json(self) -> dict[str, Any]:
+        """The schema as written: the set sections, in this class's order."""
+        out: dict[str, Any] = {"schema": SCHEMA}
+        out.update({f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None})
+        return out
+
+
+SECTIONS = frozenset(f.name for f in fields(Results))
+
+
+def from_json(reading: dict[str, Any]) -> Results:
+    """A written reading as Results again (to print or weigh it anew); another schema version is an error."""
+    if reading.get("schema") != SCHEMA:
+        raise ValueError(f"results schema {reading.get('schema')!r}, this package reads schema {SCHEMA}")
+    return Results(**{name: value for name, value in reading.items() if name in SECTIONS})
+
+
+def value_at(results: dict[str, Any], path: list[str | int]) -> Any:
+    """The value a reference names: a path of keys and list indices into the written results."""
+    node: Any = results
+    for part in path:
+        node = node[part]
+    return node
+
+
+def resolve(results: dict[str, Any], row: dict[str, Any], what: str) -> Any:
+    """A row's `what` ("host_us", "host", "loop_us"): its own value, or that of the timings key it names."""
+    if "timing" in row:
+        return results["timings"][row["timing"]][what]
+    return row[what]
+
+
+def resolved(results: dict[str, Any]) -> dict[str, Any]:
+    """A written reading with each reference replaced by the values it names, for readers that show rows (tables,
+    pages); never written back. Sweep rows get host_us and loop_us, ablation rows host_us (the spread), candidates
+    host_us, and the issue-like shape's ratios the sweep row they are of."""
+    view = dict(results)
+    timings = results.get("timings") or {}
+    view["sweep"] = [{**r, "host_us": resolve(results, r, "host_us"), "loop_us": resolve(results, r, "loop_us")}
+                     for r in results.get("sweep") or []]
+    if results.get("issue_shape_ratios") is not None:
+        view["issue_shape_ratios"] = [{**view["sweep"][r["sweep_row"]], **r} for r in results["issue_shape_ratios"]]
+    if results.get("candidates_625") is not None:
+        view["candidates_625"] = [{**r, "host_us": value_at(results, r["from"])} if "from" in r else r
+                                  for r in results["candidates_625"]]
+    ablation = results.get("ablation")
+    if ablation:
+        view["ablation"] = {**ablation, "host_us": {
+            regime: {key: {**row, "host_us": timings[row["timing"]]["host"]} if "timing" in row else row
+                     for key, row in rows.items()} for regime, rows in ablation["host_us"].items()}}
+    return view
