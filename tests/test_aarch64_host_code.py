@@ -33,7 +33,8 @@ def test_host_code_compiles_for_aarch64(source: Path, tmp_path: Path) -> None:
         pytest.skip(f"{CROSS} is not installed (Debian: apt-get install g++-aarch64-linux-gnu)")
     include = cuda_include()
     args = [CROSS, "-std=c++17", "-O1", "-Wall", "-c", str(source), "-o", str(tmp_path / "out.o"),
-            "-I", str(REPO / "measure/trace"), "-I", str(REPO / "measure/bench"), "-isystem", str(include),
+            "-I", str(REPO / "measure/trace"), "-I", str(REPO / "measure/bench"), "-I", str(REPO / "repro"),
+            "-isystem", str(include),
             "-DCO_TRACE_BUILDING"]
     done = subprocess.run(args, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-3000:]

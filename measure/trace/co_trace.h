@@ -1,7 +1,7 @@
-// Phase markers and the CUPTI recorder's C++ interface (libco_trace.so).
+// The phase marker and the CUPTI recorder's C++ interface (libco_trace.so).
 //
-// The GEMM variants live in separate shared objects; all of them report the phase they are in
-// to this one library, so a single CUPTI subscriber can attribute every CUDA call to a phase.
+// The GEMM variants live in separate shared objects; all of them report the phase they are in (the steps,
+// repro/phases.h) to this one library, so a single CUPTI subscriber can attribute every CUDA call to a phase.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "phases.h"
+
 #if defined(CO_TRACE_BUILDING)
 #define CO_TRACE_API __attribute__((visibility("default")))
 #else
@@ -18,21 +20,6 @@
 #endif
 
 namespace co {
-
-// The steps of the seed's runNvfp4Gemm, in order. kOutside is everything else.
-enum class Phase : int {
-  kOutside = 0,
-  kArgs,            // args_from_options
-  kWorkspaceSize,   // Gemm::get_workspace_size
-  kWorkspaceAlloc,  // device_memory::allocation constructor
-  kCanImplement,    // gemm.can_implement
-  kInitialize,      // gemm.initialize
-  kRun,             // gemm.run(args, workspace, stream) -- includes its own initialize()
-  kWorkspaceFree,   // device_memory::allocation destructor
-  kCount
-};
-
-CO_TRACE_API char const* phase_name(Phase p);
 
 namespace trace {
 

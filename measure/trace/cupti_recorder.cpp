@@ -15,14 +15,6 @@
 
 namespace co {
 
-char const* phase_name(Phase p) {
-  static constexpr std::array<char const*, static_cast<int>(Phase::kCount)> kNames = {
-      "outside", "args", "get_workspace_size", "workspace_alloc",
-      "can_implement", "initialize", "run", "workspace_free"};
-  int i = static_cast<int>(p);
-  return (i >= 0 && i < static_cast<int>(Phase::kCount)) ? kNames[i] : "invalid";
-}
-
 namespace trace {
 namespace {
 
