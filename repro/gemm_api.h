@@ -41,8 +41,6 @@ BenchResult bench(Operands const& ops, BenchOptions const& options);
 std::size_t params_bytes();
 std::size_t workspace_bytes(Operands const& ops);
 KernelHandle kernel(Operands const& ops);
-char const* cutlass_version();
-bool host_path_on_hopper();
 inline bool mode_supported(Mode) { return true; }  // every benchmark mode (bench.h) runs the SM90 stand-in
 
 // The pieces of GemmUniversalAdapter::initialize() (and of the calls the seed makes around it) that
@@ -96,7 +94,6 @@ BenchResult bench(Operands const& ops, BenchOptions const& options);
 std::size_t params_bytes(int m);
 std::size_t workspace_bytes(Operands const& ops);
 KernelHandle kernel(Operands const& ops);
-char const* cutlass_version();
 // True in the measurement-only "host path on Hopper, no tensor-core math" build: every call ends in a
 // captured, never-launched graph and FP4 descriptors are encoded through a byte-layout stand-in.
 bool host_path_on_hopper();

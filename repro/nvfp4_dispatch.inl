@@ -184,12 +184,6 @@ bool mode_supported(Mode mode) {
   return mode != Mode::kKernelLaunch && !(kHostPathOnHopper && mode == Mode::kGraph);
 }
 
-char const* cutlass_version() {
-  static std::string const v = std::to_string(CUTLASS_MAJOR) + "." + std::to_string(CUTLASS_MINOR) + "." +
-                               std::to_string(CUTLASS_PATCH);
-  return v.c_str();
-}
-
 KernelHandle kernel(Operands const& o) {
   KernelHandle k;
   dispatch(o, Kernel{&k.function, &k.smem_bytes});

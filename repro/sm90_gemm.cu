@@ -1,7 +1,6 @@
 // The SM90 stand-in of the seed: an SM90 TMA warp-specialized bf16 GEMM (C and D both present)
 // called in exactly runNvfp4Gemm's pattern, so the host path can be measured on an H200.
 #include <stdexcept>
-#include <string>
 #include "cutlass/cutlass.h"
 #include "cute/tensor.hpp"
 #include "cutlass/epilogue/collective/collective_builder.hpp"
@@ -149,12 +148,5 @@ std::size_t workspace_bytes(Operands const& o) {
       args_from_options<KernelConfigSm90>(o.d, o.a, o.b, o.c, o.alpha, o.beta, o.m, o.n, o.k));
 }
 
-bool host_path_on_hopper() { return false; }
-
-char const* cutlass_version() {
-  static std::string const v = std::to_string(CUTLASS_MAJOR) + "." + std::to_string(CUTLASS_MINOR) + "." +
-                               std::to_string(CUTLASS_PATCH);
-  return v.c_str();
-}
 
 }  // namespace co::sm90

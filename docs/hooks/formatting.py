@@ -60,14 +60,14 @@ FILTERS: dict[str, Callable[[Any], str]] = {
 
 
 def _stat(stat: Any, what: str) -> tuple[float, float, float]:
-    """(median, q1, q3) of a spread: the report's {median, q1, q3} or the doctor's {median_us, p25_us, p75_us}."""
+    """(median, q1, q3) of a spread ({median, q1, q3}: harness.Spread as written)."""
     from jinja2 import Undefined
 
     if isinstance(stat, Undefined):
         stat._fail_with_undefined_error()
     if not isinstance(stat, dict):
         raise ResultsError(f"a page formats {stat!r} as {what}, which needs a median and quartiles")
-    keys = ("median", "q1", "q3") if "median" in stat else ("median_us", "p25_us", "p75_us")
+    keys = ("median", "q1", "q3")
     lacking = [k for k in keys if k not in stat]
     if lacking:
         raise ResultsError(f"a page formats a spread without {', '.join(lacking)} as {what}")
@@ -87,10 +87,7 @@ def fmt_ratio_iqr(stat: Any) -> str:
 
 FILTERS.update({
     "iqr_us": lambda s: fmt_iqr(s, "µs"),
-    "iqr_ns": lambda s: fmt_iqr(s, "ns"),
     "iqr_x": fmt_ratio_iqr,
-    # the doctor's spreads are in µs; a page quotes its nanosecond-scale ones in ns
-    "iqr_us_as_ns": lambda s: fmt_iqr(dict(zip(("median", "q1", "q3"), (1e3 * v for v in _stat(s, "a time")))), "ns"),
 })
 
 

@@ -13,6 +13,7 @@ from . import experiments
 from .formatting import cell_count, cell_iqr, cell_ratio_iqr, cell_us, fmt_count, fmt_num, fmt_ratio, number
 from .loading import RESULTS
 from .markdown import indent, md_table, tabs
+from .vocabulary import R, V
 
 LOGS = {"pytest.log": "the test suite on the GPU", "memcheck.log": "compute-sanitizer memcheck of the patched path",
         "build.log": "the build", "report.log": "the report run"}
@@ -62,18 +63,13 @@ class Run:
         return node
 
     def phase_order(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for timing in (self.results.get("timings") or {}).values():
-            seen.update(dict.fromkeys(timing.get("phase_us") or {}))
-        for entry in (self.results.get("counts") or {}).values():
-            seen.update(dict.fromkeys(entry.get("per_call") or {}))
-        return list(seen)
+        return R.phase_order(self.results)
 
     def domain(self, api: str) -> str:
         for entry in (self.results.get("counts") or {}).values():
             if api in (entry.get("domains") or {}):
                 return entry["domains"][api]
-        return "driver" if api.startswith("cu") and not api.startswith("cuda") else "runtime"
+        return V.domain_of(api)
 
     # -- tables (one method each; pages call table("name")) --
 

@@ -10,9 +10,6 @@ from types import ModuleType
 # Variant modules built by CMakeLists.txt, by kernel.
 SM90_VARIANTS = ("original", "patched", "direct", "O0", "O0_patched")
 NVFP4_VARIANTS = ("original", "patched", "O0", "O0_patched")
-# "nvfp4_hopper": the NVFP4 seed built for sm_90a with CO_NVFP4_HOST_PATH_ON_HOPPER=ON. Measurement
-# only: host path on Hopper, no tensor-core math (every call ends in a captured, never-launched graph).
-NVFP4_HOPPER_VARIANTS = ("original", "patched", "O0", "O0_patched")
 
 
 class VariantUnavailable(RuntimeError):
@@ -57,7 +54,7 @@ def build_hint(kind: str, variant: str) -> str:
 def load(kind: str, variant: str) -> ModuleType:
     """Imports cutlass_overhead._<kind>_<variant>, raising VariantUnavailable with the reason."""
     prefixes = tuple(str(e["variant"]) for e in ablation_variants() if e["variant"] not in SM90_VARIANTS)
-    known = {"sm90": SM90_VARIANTS + prefixes, "nvfp4": NVFP4_VARIANTS, "nvfp4_hopper": NVFP4_HOPPER_VARIANTS}
+    known = {"sm90": SM90_VARIANTS + prefixes, "nvfp4": NVFP4_VARIANTS, "nvfp4_hopper": NVFP4_VARIANTS}  # the same build, host path on Hopper
     if kind not in known or variant not in known[kind]:
         raise ValueError(f"unknown variant {kind}/{variant}; known: " +
                          ", ".join(f"{k}/{v}" for k, vs in known.items() for v in vs))

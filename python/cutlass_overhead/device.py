@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ._variants import NVFP4_HOPPER_VARIANTS, NVFP4_VARIANTS, SM90_VARIANTS, available, load
+from ._variants import NVFP4_VARIANTS, SM90_VARIANTS, available, load
 from .workloads import CountRow, Record, Shape, Workload
 
 # NVFP4 operand fill bytes: e2m1 pairs of 1.0, ue4m3 scales of 1.0.
@@ -247,7 +247,7 @@ def choose_kernel(gpu: dict[str, Any], host_path_on_hopper: bool = False) -> tup
         if (major, minor) != (9, 0) or status["original"] is not None:
             why = status["original"] or f"{name} is sm_{major}{minor}, not sm_90"
             raise NoGpu(f"the NVFP4 host path on Hopper cannot run here: {why}")
-        return "nvfp4_hopper", tuple(v for v in NVFP4_HOPPER_VARIANTS if status[v] is None), {
+        return "nvfp4_hopper", tuple(v for v in NVFP4_VARIANTS if status[v] is None), {
             "nvfp4_status": HOST_PATH_LABEL, "label": HOST_PATH_LABEL, "variants": status}
     if major in (10, 11):
         status = available("nvfp4")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from . import harness
+from ._steps import key_of
 
 # Distinct A and D buffers cycled through when operands change (a caching allocator's working set).
 ROTATION = 4
@@ -96,10 +97,6 @@ class Runner(Protocol):
         ...
 
 
-def config_key(variant: str, mode: str) -> str:
-    return f"{variant}/{mode}"
-
-
 # ---- The experiments ---------------------------------------------------------------------------------------
 
 
@@ -141,7 +138,7 @@ def ablation_blocks(runner: Runner, calls: int, warmup: int) -> dict[str, Callab
     for regime, pairs in ablation_configs(runner).items():
         rotation = ROTATION if regime == "changing" else 1
         for variant, mode in pairs:
-            blocks[sample_name(regime, config_key(variant, mode))] = (
+            blocks[sample_name(regime, key_of(variant, mode))] = (
                 lambda v=variant, m=mode, r=rotation: runner.bench(v, m, calls, warmup, r))
     return blocks
 
@@ -155,7 +152,7 @@ def measure_ablation(runner: Runner, plan: ExperimentPlan, seed: int = 0, headli
     CUPTI child's Runner.counts of ablation_count_configs (None: asked of the runner here, which only a fake may
     do)."""
     configs = ablation_configs(runner)
-    noise_name = sample_name("unchanged", config_key(PRISTINE, "seed"))
+    noise_name = sample_name("unchanged", key_of(PRISTINE, "seed"))
     if headline is None:
         blocks = {name: (lambda b=block: b()["host_ns_per_call"] / 1e3)
                   for name, block in ablation_blocks(runner, plan.calls, plan.warmup).items()}
@@ -165,16 +162,16 @@ def measure_ablation(runner: Runner, plan: ExperimentPlan, seed: int = 0, headli
     else:
         samples, noise = headline["host_us"], None
         rounds, calls = headline["rounds"], headline["calls_per_sample"]
-    names = {regime: {sample_name(regime, config_key(v, m)): config_key(v, m) for v, m in pairs}
+    names = {regime: {sample_name(regime, key_of(v, m)): key_of(v, m) for v, m in pairs}
              for regime, pairs in configs.items()}
     missing = [name for by_name in names.values() for name in by_name if name not in samples]
     if missing:
         raise RuntimeError(f"no host times for {', '.join(missing)} (see the timings step's errors)")
-    operands = {regime: summarize(samples, names[regime], sample_name(regime, config_key(PRISTINE, "seed")), timed)
+    operands = {regime: summarize(samples, names[regime], sample_name(regime, key_of(PRISTINE, "seed")), timed)
                 for regime in configs}
     if counted is None:
         counted = runner.counts(ablation_count_configs(runner), plan.count_calls)
-    counts = {regime: {config_key(v, m): counted[f"{v}/{m}@{ROTATION if regime == 'changing' else 1}"]
+    counts = {regime: {key_of(v, m): counted[f"{v}/{m}@{ROTATION if regime == 'changing' else 1}"]
                        for v, m in pairs} for regime, pairs in configs.items()}
     result = {"variants": runner.ablation_variants(), "rotation": ROTATION, "rounds": rounds,
               "calls_per_sample": calls, "host_us": operands, "counts_per_call": counts,
@@ -189,20 +186,20 @@ def measure_layer(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> tuple[
     gpu_samples: dict[str, list[float]] = {}
     for m in LAYER_MS:
         for variant, mode in LAYER_CONFIGS:
-            base = f"M={m}:{config_key(variant, mode)}"
+            base = f"M={m}:{key_of(variant, mode)}"
             blocks[f"{base}:host"] = (lambda v=variant, md=mode, mm=m: runner.bench_layer(
                 v, md, mm, plan.layer_calls, plan.warmup, ROTATION, True)["host_ns_per_call"] / 1e3)
             # loop and GPU us come from one run; the GPU span is recorded beside the loop sample.
             blocks[f"{base}:loop"] = (lambda v=variant, md=mode, mm=m, b=base: record_loop(
                 runner.bench_layer(v, md, mm, plan.layer_calls, plan.warmup, ROTATION, False), gpu_samples, b))
-    noise = f"M={LAYER_MS[0]}:{config_key(PRISTINE, 'seed')}:host"
+    noise = f"M={LAYER_MS[0]}:{key_of(PRISTINE, 'seed')}:host"
     samples = harness.interleaved(blocks, plan.rounds, seed=seed, noise_block=noise)
     by_m: dict[str, Any] = {}
     for m in LAYER_MS:
         rows: dict[str, Any] = {}
         for variant, mode in LAYER_CONFIGS:
-            base, key = f"M={m}:{config_key(variant, mode)}", config_key(variant, mode)
-            pristine = f"M={m}:{config_key(PRISTINE, 'seed')}"
+            base, key = f"M={m}:{key_of(variant, mode)}", key_of(variant, mode)
+            pristine = f"M={m}:{key_of(PRISTINE, 'seed')}"
             host, loop = (harness.spread(samples[f"{base}:{what}"]).as_dict() for what in ("host", "loop"))
             gpu = harness.spread(gpu_samples[base]).as_dict()
             rows[key] = {"host_us_per_layer": host, "loop_us_per_layer": loop, "gpu_us_per_layer": gpu,
@@ -268,7 +265,7 @@ def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0, headline: 
     return {"ablation": ablation, "layer": layer, "in_situ_ns": in_situ, "in_situ_spread_ns": in_situ_spread,
             "initialize_parts_ns": parts, "initialize_parts_spread_ns": parts_spread,
             "noise_floor": {**({"headline": {**ablation_noise.as_dict(),
-                                             "block": harness.noise_block_note(config_key(PRISTINE, "seed"))}}
+                                             "block": harness.noise_block_note(key_of(PRISTINE, "seed"))}}
                                if ablation_noise is not None else {}),
                             "layer": {**layer_noise.as_dict(), "block": f"{PRISTINE}/seed, M={LAYER_MS[0]}, host"}}}
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from .results import resolved
+from .results import phase_order, resolved
 from .vocabulary import ALL_GROUPS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, ISSUE_MACHINE, group, group_of
 
 Results = dict[str, Any]
@@ -37,16 +37,6 @@ def group_color(group: str) -> Any:
     from matplotlib import colormaps
 
     return colormaps["tab10"](GROUP_NAMES.index(group) % 10)
-
-
-def phase_order(results: Results) -> list[str]:
-    """Phases in the order the report wrote them (the seed's order), then any others."""
-    seen: dict[str, None] = {}
-    for timing in (results.get("timings") or {}).values():
-        seen.update(dict.fromkeys(timing.get("phase_us") or {}))
-    for entry in (results.get("counts") or {}).values():
-        seen.update(dict.fromkeys(entry.get("per_call") or {}))
-    return list(seen)
 
 
 def phase_color(results: Results, phase: str) -> Any:

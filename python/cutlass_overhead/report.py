@@ -3,17 +3,18 @@
 What it measures, all in steady state (every loop is warmed up first), on one non-default stream:
 
 1. counts      CUDA runtime/driver API calls per GEMM call, by phase of the seed's runNvfp4Gemm (CUPTI)
-2. timings     host us per call, loop us per iteration and the phase split, per variant and mode
+2. timings     host us per call, loop us per iteration and the phase split, per variant and mode (the -O0
+               builds among them)
 3. unit costs  host ns of each CUDA API call the seed makes, alone, and of each TMA descriptor encode
 4. attribution per phase: counts x unit costs against the measured phase time; the remainder is shown
 5. sweep       kernel, host and loop time over shapes, against the model loop = max(kernel, host)
-6. O0 vs O3 and the cost of CUPTI tracing itself
+6. tracing    the cost of CUPTI tracing itself (a profiler attached)
 7. timeline    API calls and kernels of three seed calls, original vs patched
 8. candidates  for the issue's 625 us loop around a 91 us kernel, each measured here
 9. targets     patched vs CUTLASS's own floor, original vs patched
 
 Once CUPTI has been used in a process, every later CUDA call in it stays slower, so the work is split in two:
-this process never touches CUPTI and takes every clean time (2, 3, the sweep's host and loop times, O0 vs O3);
+this process never touches CUPTI and takes every clean time (2, 3, the sweep's host and loop times);
 a child process (`--cupti-child IN_JSON OUT_JSON`) does everything that needs CUPTI (1, kernel times, the
 encodes' inputs, 6's tracing cost, 7) and hands it back as JSON.
 
@@ -21,9 +22,10 @@ Needs a GPU and this package only: the operands and the stream come from cutlass
 torch installed it also times torch.matmul for comparison. Without a usable GPU it prints one line to stderr
 and exits with status 2. Results go to OUT/results.json; plots.py turns that file into the PNGs.
 
-This module is the CLI and the order of the steps; the steps live in their modules:
-workloads (what is measured), device (the GPU side), timing (clean times), child (everything CUPTI), analysis (attribution, loop
-model, candidates), present (tables, JSON, plots), stamp (provenance).
+This module is the CLI and the order of the steps; the steps live in their modules and return their sections,
+which measure_all alone puts into the results (results.py): workloads (what is measured), device (the GPU side),
+timing (clean times), child (everything CUPTI), analysis (attribution, loop model, candidates), present (tables,
+JSON, plots), stamp (provenance).
 """
 
 from __future__ import annotations

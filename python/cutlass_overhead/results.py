@@ -102,6 +102,16 @@ def resolve(results: dict[str, Any], row: dict[str, Any], what: str) -> Any:
     return row[what]
 
 
+def phase_order(results: dict[str, Any]) -> list[str]:
+    """The phases in the order the report wrote them (the issue's order), then any others."""
+    seen: dict[str, None] = {}
+    for timing in (results.get("timings") or {}).values():
+        seen.update(dict.fromkeys(timing.get("phase_us") or {}))
+    for entry in (results.get("counts") or {}).values():
+        seen.update(dict.fromkeys(entry.get("per_call") or {}))
+    return list(seen)
+
+
 def resolved(results: dict[str, Any]) -> dict[str, Any]:
     """A written reading with each reference replaced by the values it names, for readers that show rows (tables,
     pages); never written back. Sweep rows get host_us and loop_us, ablation rows host_us (the spread), candidates

@@ -18,7 +18,6 @@ namespace co::hopper {
 namespace {
 
 std::atomic<PFN_cuTensorMapEncodeTiled_v12000> g_real_encode{nullptr};
-std::atomic<uint64_t> g_lookups{0}, g_encodes{0}, g_fp4{0}, g_errors{0};
 std::mutex g_mutex;
 std::vector<std::array<uint8_t, 128>> g_descriptors;
 
@@ -36,7 +35,6 @@ CUresult CUDAAPI encode_stand_in(CUtensorMap* map, CUtensorMapDataType type, cuu
                                  cuuint64_t const* dims, cuuint64_t const* strides, cuuint32_t const* box,
                                  cuuint32_t const* element_strides, CUtensorMapInterleave interleave,
                                  CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
-  g_encodes.fetch_add(1, std::memory_order_relaxed);
   cuuint64_t dims_b[5];
   cuuint32_t box_b[5];
   if (packed_bytes(type, dims[0]) != 0 && rank >= 1 && rank <= 5) {
@@ -47,13 +45,10 @@ CUresult CUDAAPI encode_stand_in(CUtensorMap* map, CUtensorMapDataType type, cuu
     dims = dims_b;
     box = box_b;
     type = CU_TENSOR_MAP_DATA_TYPE_UINT8;
-    g_fp4.fetch_add(1, std::memory_order_relaxed);
   }
   CUresult r = g_real_encode.load()(map, type, rank, address, dims, strides, box, element_strides, interleave,
                                     swizzle, l2, oob);
-  if (r != CUDA_SUCCESS) {
-    g_errors.fetch_add(1, std::memory_order_relaxed);
-  } else {
+  if (r == CUDA_SUCCESS) {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_descriptors.size() < 1024) {
       std::array<uint8_t, 128> bytes;
@@ -65,7 +60,6 @@ CUresult CUDAAPI encode_stand_in(CUtensorMap* map, CUtensorMapDataType type, cuu
 }
 
 void substitute(char const* symbol, void** fn) {
-  g_lookups.fetch_add(1, std::memory_order_relaxed);
   if (*fn != nullptr && std::strcmp(symbol, "cuTensorMapEncodeTiled") == 0) {
     g_real_encode.store(reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(*fn));
     *fn = reinterpret_cast<void*>(&encode_stand_in);
@@ -73,10 +67,6 @@ void substitute(char const* symbol, void** fn) {
 }
 
 }  // namespace
-
-StandInStats stand_in_stats() {
-  return {g_lookups.load(), g_encodes.load(), g_fp4.load(), g_errors.load()};
-}
 
 std::vector<std::array<uint8_t, 128>> encoded_descriptors() {
   std::lock_guard<std::mutex> lock(g_mutex);
