@@ -362,17 +362,13 @@ def test_ablation_steps_per_pr_span_all_its_commits() -> None:
     assert derived.ablation_variant_by_patch(results)["pr1"] == "prefix3"
 
 
-def test_the_verdicts_priced_parts_are_summed_by_the_group_of_their_api() -> None:
-    """hostpath.part_sums reads the doctor's parts as analysis.host_parts writes them: each priced part counts for the
-    vocabulary group of its API, whatever the CUDA version calls the lookup."""
-    from cutlass_overhead import analysis
-
-    rows = [{"phase": "initialize", "measured_us": 4.0, "remainder_us": 0.5,
+def test_the_host_paths_priced_time_is_summed_by_the_group_of_each_api() -> None:
+    """hostpath.priced_by_group sums a reading's attribution of the issue's pattern by the vocabulary group of each
+    priced API, whatever the CUDA version calls the lookup."""
+    rows = [{"phase": "initialize", "measured_us": 4.0, "explained_us": 3.5, "remainder_us": 0.5,
              "terms": [{"api": "cudaGetDriverEntryPointByVersion", "count": 9.0, "us": 1.0},
                        {"api": "cudaGetDriverEntryPoint", "count": 9.0, "us": 0.25},
                        {"api": "cuTensorMapEncodeTiled", "count": 9.0, "us": 2.0},
                        {"api": "cudaFuncSetAttribute", "count": 1.0, "us": 0.25}]}]
-    parts = analysis.host_parts({"original/seed": rows}, 5.0)
-    sums = hook("hostpath").part_sums({"parts": parts})
+    sums = hook("hostpath").priced_by_group({"attribution": {"original/seed": rows}})
     assert (sums["lookups"], sums["encodes"], sums["func_attributes"]) == (1.25, 2.0, 0.25)
-    assert sums["rest_init_run"] == 0.5 and sums["all"] == 5.0 and sums["priced"] == 3.5

@@ -9,10 +9,10 @@ numbers as Blackwell or Thor numbers.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
+from .derived import derive
 from .errors import ResultsError
 from .formatting import cell_count, cell_iqr, fmt_num
 from .loading import RESULTS
@@ -24,8 +24,6 @@ VERSIONS = ("4.2.0", "4.3.5")
 KINDS = {"nvfp4-hopper": "the issue's NVFP4 `runNvfp4Gemm`, host path on Hopper",
          "sm90": "the SM90 bf16 stand-in (kernel runs)"}
 VARIANTS = ("original", "patched")
-# A priced part of a verdict (analysis.host_parts): "<phase>: <count> x <api> (count x unit cost)".
-PRICED_PART = re.compile(r"^[^:]+: [0-9.]+ x (\S+) \(count x unit cost\)$")
 # The readings, by key "v<version>-<kind>": doctor-<key>-<shape>.json and its log doctor-<key>.log.
 READINGS = {f"v{version}-{kind}": f"doctor-v{version}-{kind}-{V.HEADLINE_LABEL}.json"
             for version in VERSIONS for kind in KINDS}
@@ -69,7 +67,7 @@ def config_rows(doc: dict[str, Any], where: str) -> tuple[dict[str, dict[str, An
 def load(root: Path) -> dict[str, Any]:
     """{label, readings: {key: the doctor's JSON}, matrix: {version: {kind: {variant: {config x epilogue: row}}}}, phases: (same
     nesting) -> config x epilogue -> phase -> groups, shape: {version: {kind: {rounds, calls}}}, pipeline: {key: pipeline_reading},
-    parts: {key: part_sums of its verdict}, dir: the page-relative folder}."""
+    parts: {key: priced_by_group of its reading}, dir: the page-relative folder}."""
     where = root / RESULTS / NAME
     data: dict[str, Any] = {"matrix": {}, "phases": {}, "shape": {}, "readings": {}, "label": None,
                             "dir": f"results/{NAME}"}
@@ -90,7 +88,7 @@ def load(root: Path) -> dict[str, Any]:
                     raise ResultsError(f"{path} carries no label")
                 data["label"] = doc["label"]
     data["pipeline"] = {key: pipeline_reading(doc) for key, doc in data["readings"].items()}
-    data["parts"] = {key: part_sums(doc["verdict"]) for key, doc in data["readings"].items()}
+    data["parts"] = {key: priced_by_group(doc) for key, doc in data["readings"].items()}
     return data
 
 
@@ -126,23 +124,10 @@ def pipeline_reading(doc: dict[str, Any]) -> dict[str, Any]:
                           for key, phases in (doc.get("attribution") or {}).items()}}
 
 
-def part_sums(verdict: dict[str, Any]) -> dict[str, float]:
-    """The verdict's parts (analysis.host_parts) summed by what they are: the priced ones ("<phase>: <n> x <api>
-    (count x unit cost)") by the vocabulary group of their API (func_attributes, lookups, encodes, version_queries,
-    ...), the unexplained rest of `initialize` + `run`, everything, and `priced`: the attribute calls, lookups,
-    encodes and version queries together."""
-    sums: dict[str, float] = {slug: 0.0 for slug in V.GROUP_SLUGS}
-    sums.update(rest_init_run=0.0, all=0.0)
-    for part in verdict["parts"]:
-        text, us = part["part"], part["us"]
-        sums["all"] += us
-        priced = PRICED_PART.match(text)
-        if priced:
-            sums[V.group_of(priced.group(1)).slug] += us
-        elif text.startswith(("initialize: rest", "run: rest")):
-            sums["rest_init_run"] += us
-    sums["priced"] = sum(sums[g] for g in V.CONFIG_COUNT_GROUPS)
-    return sums
+def priced_by_group(doc: dict[str, Any]) -> dict[str, float]:
+    """µs per call of the issue's pattern priced to each API group (count x unit cost, by vocabulary group: lookups,
+    encodes, func_attributes, ...): the attribution of original/seed, as derived.derive sums it for every run."""
+    return derive(doc)["attribution"]["original/seed"]["by_group_us"]
 
 
 def label_banner(data: dict[str, Any]) -> str:
