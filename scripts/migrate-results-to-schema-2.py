@@ -2,8 +2,10 @@
 """Rewrites committed schema-1 readings (results.json, doctor JSON) as schema 2, with every value unchanged.
 
 Schema 2 stores each quantity once (python/cutlass_overhead/results.py): where schema 1 repeated a timings value in
-the sweep, the ablation, the candidates or o0_vs_o3, schema 2 names where it is stored. This script makes that
-change and nothing else, and refuses a file where a "copy" differs from what it copies (then it was not a copy).
+the sweep, the ablation, the candidates, the verdict, the targets or o0_vs_o3, schema 2 names where it is stored or
+leaves it to the reader. This script makes that change and nothing else, and refuses a file where a "copy" differs
+from what it copies (then it was not a copy). What schema 1 measured twice (the headline's kernel time in the sweep,
+the headline config in --every-config) stays as measured: those are not copies.
 The stamp records the migration. It exists until the H200 evidence is measured again by the schema-2 pipeline.
 
 Usage: scripts/migrate-results-to-schema-2.py FILE.json...
@@ -54,7 +56,7 @@ def migrate(reading: dict[str, Any], where: str) -> dict[str, Any]:
         if (row["m"], row["n"], row["k"]) == (shape["m"], shape["n"], shape["k"]) and key in timings:
             for what in ("host_us", "loop_us"):
                 same(row.pop(what), timings[key][what], f"{where} sweep[{i}].{what}")
-            times = {"timing": key}
+            times = {"timings_key": key}
             rest = {k: v for k, v in row.items() if k not in ("model_us", "model")}
             sweep[i] = {**rest, **times, "model_us": row["model_us"], "model": row["model"]}
     if "issue_shape_ratios" in reading:
@@ -75,7 +77,7 @@ def migrate(reading: dict[str, Any], where: str) -> dict[str, Any]:
             continue
         source = CANDIDATE_SOURCES.get(row["cause"])
         if source is None:  # the synced pattern at the issue-like shape: its sweep row
-            [j] = [j for j, s in enumerate(sweep) if "timing" not in s and s["host_us"] == host
+            [j] = [j for j, s in enumerate(sweep) if "timings_key" not in s and s["host_us"] == host
                    and (s["variant"], s["mode"], s["sync_each_call"]) == ("original", "seed", True)]
             source = ("sweep", j, "host_us")
         same(host, at(reading, list(source)), f"{where} candidates_625[{i}]")
@@ -86,7 +88,7 @@ def migrate(reading: dict[str, Any], where: str) -> dict[str, Any]:
             spread = dict(row.pop("host_us"))
             spread.pop("unit", None)
             same(spread, timings[key]["host"], f"{where} ablation unchanged {key}")
-            unchanged[key] = {"timing": key, **row}
+            unchanged[key] = {"timings_key": key, **row}
     for regime in ((reading.get("ablation") or {}).get("host_us") or {}).values():
         for row in regime.values():
             (row.get("host_us") or {}).pop("unit", None)
@@ -98,6 +100,24 @@ def migrate(reading: dict[str, Any], where: str) -> dict[str, Any]:
         row["config_epilogue"] = row.pop("combo")
     if "processes" in reading:
         reading["processes"]["report"] = PROCESSES_REPORT
+    targets = reading.get("targets") or {}
+    if "original_vs_patched" in targets:  # the timings step's per-round speed-up of patched/seed, stored there
+        same(targets.pop("original_vs_patched"), timings["patched/seed"]["speedup_vs_original_seed"],
+             f"{where} targets.original_vs_patched")
+    verdict, seed = reading.get("verdict"), timings.get("original/seed") or {}
+    if verdict:  # the verdict weighs the timings step's host and loop time and the kernel time; it repeats none
+        for what, original in (("host_us", seed.get("host_us")), ("loop_us", seed.get("loop_us")),
+                               ("kernel_us", reading.get("kernel_us"))):
+            same(verdict.pop(what), original, f"{where} verdict.{what}")
+        baselines = {s["suspect"]: s["baseline"]["median"] for s in (reading.get("suspects") or {}).values()
+                     if isinstance(s, dict) and "baseline" in s}
+        for row in verdict["suspects"]:
+            if "base_us" in row:
+                same(row.pop("base_us"), baselines.get(row["suspect"], seed.get("host_us")),
+                     f"{where} verdict suspect {row['suspect']!r} base_us")
+    for name in [name for name, value in reading.items()
+                 if value is None or (name in ("timeline", "kernel_search") and not value)]:
+        del reading[name]  # schema 2 writes no section a step did not measure
     reading["schema"] = 2
     reading["stamp"]["schema_migration"] = ("schema 1 -> 2 by scripts/migrate-results-to-schema-2.py: copies "
                                             "replaced by references, every measured value unchanged")

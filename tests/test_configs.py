@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from cutlass_overhead import configs, doctor, present, report
+from cutlass_overhead.results import resolved
 from cutlass_overhead.workloads import PROFILES
 
 from fakes import FAKE_CAPTURE_NS, FAKE_SEED_CALLS, FAKE_WORKSPACE_BYTES_PER_M, FakeNvfp4Kernel, measured_fake
@@ -38,8 +39,12 @@ def test_the_sm90_stand_in_has_one_config_and_the_capture_cost(sm90_reading: dic
     assert sm90_reading["errors"] == []
     rows = sm90_reading["configs"]["rows"]
     assert [r["config_epilogue"] for r in rows] == ["M128"]
-    assert set(rows[0]["host_us"]) == set(sm90_reading["configs"]["modes"]) == {
+    # The stand-in's one config is the headline GEMM: its times and counts are the timings and counts sections'.
+    assert rows[0]["headline"] and "host_us" not in rows[0] and "counts" not in rows[0]
+    timings, row = sm90_reading["timings"], resolved(sm90_reading)["configs"]["rows"][0]
+    assert set(row["host_us"]) == set(sm90_reading["configs"]["modes"]) == {
         f"{v}/{m}" for v in ("original", "patched") for m in ("seed", "initialize_run", "floor")}
+    assert all(row["host_us"][key] == timings[key]["host"] for key in row["host_us"])
     cost = sm90_reading["configs"]["capture_cost"]
     # The fakes add FAKE_CAPTURE_NS to a captured call, so the capture cost is that, exactly.
     assert cost["seed_captured"]["median"] - cost["seed"]["median"] == pytest.approx(FAKE_CAPTURE_NS / 1e3)
@@ -65,14 +70,14 @@ def test_only_the_built_configs_and_epilogues_are_measured(nvfp4_reading: dict[s
 def test_each_row_carries_the_childs_counts_of_its_own_config_epilogue(nvfp4_reading: dict[str, Any]) -> None:
     lookups = {v: sum(n for _, _, api, n in calls if api == "cudaGetDriverEntryPoint")
                for v, calls in FAKE_SEED_CALLS.items()}
-    for row in nvfp4_reading["configs"]["rows"]:
+    for row in resolved(nvfp4_reading)["configs"]["rows"]:
         counted = {v: present.config_counts(row["counts"].get(v)) for v in configs.COUNTED}
         assert counted["original"]["lookups"] == lookups["original"] and counted["patched"]["lookups"] == 0, row["config_epilogue"]
         assert counted["original"]["encodes"] == counted["patched"]["encodes"] == 3
 
 
 def test_the_table_names_every_config_epilogue_and_survives_json(nvfp4_reading: dict[str, Any]) -> None:
-    again = json.loads(json.dumps(present.jsonable(nvfp4_reading["configs"])))
+    again = resolved(json.loads(json.dumps(present.jsonable(nvfp4_reading))))["configs"]
     text = present.configs_text(again)
     assert all(row["config_epilogue"] in text for row in again["rows"])
     assert "get_workspace_size over M" in text and "3 -> 0" in text  # lookups, original -> patched

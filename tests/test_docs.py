@@ -372,3 +372,15 @@ def test_the_host_paths_priced_time_is_summed_by_the_group_of_each_api() -> None
                        {"api": "cudaFuncSetAttribute", "count": 1.0, "us": 0.25}]}]
     sums = hook("hostpath").priced_by_group({"attribution": {"original/seed": rows}})
     assert (sums["lookups"], sums["encodes"], sums["func_attributes"]) == (1.25, 2.0, 0.25)
+
+
+def test_every_committed_reading_is_what_the_package_writes() -> None:
+    """Each committed JSON reading loads as the results schema and writes back the same: one schema, every reader."""
+    from cutlass_overhead.results import from_json, resolved
+
+    readings = sorted((REPO / "docs" / "results").rglob("*.json"))
+    assert len(readings) >= 8
+    for path in readings:
+        reading = json.loads(path.read_text())
+        assert from_json(reading).to_json() == reading, path
+        resolved(reading)  # every reference names a value that is there

@@ -82,7 +82,7 @@ def test_the_doctor_profile_runs_its_steps_and_no_others(reading: dict[str, Any]
     assert set(reading["suspects"]) == {"allocation", "copy_load", "kernel_load", "first_call"}
     assert "sweep" not in reading and "ablation" not in reading and "layer" not in reading
     assert "candidates_625" not in reading  # the suspects are stated once, in the verdict
-    assert reading["timeline"] == [] and reading["kernel_search"] == {} and "torch_matmul" not in reading
+    assert not {"timeline", "kernel_search", "torch_matmul"} & set(reading)  # a section not measured is not written
     assert PROFILES["doctor"].isdisjoint({"sweep", "search", "timelines", "experiments", "torch", "candidates"})
 
 
@@ -98,8 +98,8 @@ def test_the_doctor_and_the_report_write_one_schema(reading: dict[str, Any]) -> 
 def test_the_verdicts_parts_add_up_to_the_measured_host_time(reading: dict[str, Any]) -> None:
     v = reading["verdict"]
     assert v["bound"] in ("host-bound", "GPU-bound", "sync-bound")
-    assert v["parts_sum_us"] == pytest.approx(v["host_us"], rel=1e-9)
-    assert v["host_us"] == reading["timings"]["original/seed"]["host_us"]  # stored once, referenced
+    assert v["parts_sum_us"] == pytest.approx(reading["timings"]["original/seed"]["host_us"], rel=1e-9)
+    assert "host_us" not in v  # the verdict weighs the timings step's host time, which is stored there only
 
 
 def test_the_time_outside_the_phases_is_a_part_of_its_own() -> None:
@@ -147,7 +147,7 @@ def test_a_real_reading_adds_up_and_is_the_reports_schema(torch_sm90: Any, tmp_p
     assert r.returncode == 0, r.stdout + r.stderr
     real = json.loads(out.read_text())
     v = real["verdict"]
-    assert v["parts_sum_us"] == pytest.approx(v["host_us"], rel=1e-9)
+    assert v["parts_sum_us"] == pytest.approx(real["timings"]["original/seed"]["host_us"], rel=1e-9)
     assert set(real["suspects"]) == {"allocation", "copy_load", "kernel_load", "first_call"}
     assert all(s["effect_us"] is None or "no measurable effect" not in s["reading"] for s in v["suspects"])
     assert real["stamp"] and real["counts"]["original/seed"]["totals"]

@@ -285,7 +285,7 @@ def test_in_the_report_the_ablation_is_the_timings_steps_rounds(monkeypatch: pyt
     assert ablation["measured_in"] == "the timings step's rounds" and ablation["rounds"] == ctx.plan.rounds
     unchanged = ablation["host_us"]["unchanged"]
     for key in ("original/seed", "patched/seed", "original/floor", "patched/floor"):  # named, not repeated
-        assert unchanged[key]["timing"] == key and "host_us" not in unchanged[key], key
+        assert unchanged[key]["timings_key"] == key and "host_us" not in unchanged[key], key
         assert resolved(results)["ablation"]["host_us"]["unchanged"][key]["host_us"] == timings[key]["host"], key
     assert unchanged["prefix1/seed"]["host_us"]["n"] == ctx.plan.rounds  # the timings step reports no prefix
     # The runner timed only what the timings step does not: the prefixes and the rotating operands.

@@ -115,7 +115,7 @@ def synthetic_results() -> dict[str, Any]:
         "sweep": sweep,
         "timeline": [{"variant": "original", "calls": 3, "records": records},
                      {"variant": "patched", "calls": 1, "records": single}],
-        "candidates_625": [], "targets": {"patched_vs_floor": 2.0, "original_vs_patched": 2.0},
+        "candidates_625": [], "targets": {"patched_vs_floor": 2.0, "run_stream_vs_bare_launch": 2.0},
     }
 
 

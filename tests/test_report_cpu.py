@@ -17,7 +17,7 @@ import pytest
 import cutlass_overhead as co
 from cutlass_overhead import analysis, child, present, report, stamp
 from cutlass_overhead.workloads import Record
-from cutlass_overhead.results import SCHEMA, from_json, resolve, value_at
+from cutlass_overhead.results import SCHEMA, from_json, resolve, resolved, value_at
 
 from fakes import (FAKE_HOST_NS, FAKE_KERNEL_NS_PER_MNK, FAKE_UNIT_NS, HEADLINE, FirstCuptiUse, ParentBackend,
                    fake_child, fake_context, fake_results, measured_fake)
@@ -92,7 +92,7 @@ def test_pipeline_on_a_fake_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[st
     # The harness's fixed calls cancel in the 2N - N difference.
     assert "outside" not in results["counts"]["original/seed"]["per_call"]
     assert results["counts"]["original/seed"]["per_call"]["initialize"]["cudaGetDriverEntryPoint"] == 3
-    assert results["targets"]["original_vs_patched"]["median"] == pytest.approx(4.0)
+    assert results["timings"]["patched/seed"]["speedup_vs_original_seed"]["median"] == pytest.approx(4.0)
     assert results["timings"]["O0/seed"]["host_us"] / results["timings"]["original/seed"]["host_us"] == \
         pytest.approx(10.0)
 
@@ -112,7 +112,7 @@ def test_the_report_takes_clean_times_and_leaves_cupti_to_the_child() -> None:
     # What needs CUPTI was measured all the same, by the (fake) child.
     assert results["counts"] and results["kernel_us"] and results["timeline"] and results["tracing_cost"]
     # The sweep: host and loop from the report's process, kernel times from the child's (fake) CUPTI timeline.
-    kernels = {(r["m"], r["n"], r["k"]): r["kernel_us"] for r in results["sweep"]}
+    kernels = {(r["m"], r["n"], r["k"]): r["kernel_us"] for r in resolved(results)["sweep"]}
     assert kernels[(128, 1024, 1024)] == pytest.approx(128 * 1024 * 1024 * FAKE_KERNEL_NS_PER_MNK / 1e3, rel=0.01)
     chosen = results["kernel_search"]["chosen"]
     assert (chosen["m"], chosen["n"], chosen["k"]) in kernels  # timed here, at the shape the child chose
@@ -145,7 +145,7 @@ def test_a_failed_child_is_recorded_and_the_clean_times_kept(tmp_path: Path) -> 
     failed = [e for e in results["errors"] if e["step"] == child.CHILD_STEP]
     assert len(failed) == 1 and "boom" in failed[0]["error"] and "boom" in failed[0]["stderr_tail"]
     assert results["timings"]["original/seed"] and results["unit_costs_ns"] and results["targets"]
-    assert results["counts"] == {} and results.get("tracing_cost") is None and results["sweep"] == []
+    assert "counts" not in results and results.get("tracing_cost") is None and results["sweep"] == []
     path = present.write_json(results, tmp_path)
     present.print_report(json.loads(path.read_text()))
 
@@ -265,9 +265,11 @@ def test_a_quantity_is_stored_once_and_named_where_it_is_needed_again() -> None:
     assert results["schema"] == SCHEMA and "o0_vs_o3" not in results
     headline = [r for r in results["sweep"] if (r["m"], r["n"], r["k"]) == (HEADLINE.m, HEADLINE.n, HEADLINE.k)]
     assert headline and all("host_us" not in r and "loop_us" not in r for r in headline)
-    assert {r["timing"] for r in headline} == {"original/seed", "patched/seed", "original/floor",
+    assert {r["timings_key"] for r in headline} == {"original/seed", "patched/seed", "original/floor",
                                                "original/seed/sync_each_call"}
-    assert resolve(results, headline[0], "host_us") == results["timings"][headline[0]["timing"]]["host_us"]
+    assert all("kernel_us" not in r for r in headline)  # the headline's kernel time is the top-level one, measured once
+    assert resolve(results["timings"], headline[0], "host_us") == \
+        results["timings"][headline[0]["timings_key"]]["host_us"]
     candidates = [r for r in results["candidates_625"] if "from" in r]
     assert candidates and all("host_us" not in r and "factor_vs_original_o3" not in r for r in candidates)
     assert value_at(results, candidates[0]["from"]) == results["timings"]["original/seed"]["host_us"]
@@ -275,11 +277,31 @@ def test_a_quantity_is_stored_once_and_named_where_it_is_needed_again() -> None:
     assert value_at(results, profiler["from"]) == results["tracing_cost"]["on_host_us"]
 
 
+def test_an_issue_like_shape_that_is_the_headline_is_read_from_the_timings(monkeypatch: pytest.MonkeyPatch,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """When the kernel search picks the headline shape, its sweep rows and the synced candidate name the timings."""
+    chosen = {**HEADLINE.as_dict(), "kernel_us": 90.0}
+    monkeypatch.setattr(child, "search_issue_shape", lambda ctx: {"status": "searched", "tried": [chosen],
+                                                                   "chosen": chosen})
+    results = measured_fake()
+    assert results["errors"] == []
+    synced = next(r for r in results["candidates_625"] if "issue-like shape" in r["cause"])
+    assert synced["from"] == ["timings", "original/seed/sync_each_call", "host_us"]
+    view = resolved(results)
+    assert [r["loop_over_kernel"] for r in view["issue_shape_ratios"]] == [
+        r["loop_us"] / r["kernel_us"] for r in view["issue_shape_ratios"]]
+    present.print_report(results)
+    assert "issue-like shape" in capsys.readouterr().out
+
+
 def test_a_section_is_set_once() -> None:
     results = fake_results(fake_context())
     results.put(kernel_us=1.0)
-    with pytest.raises(KeyError, match="kernel_us"):
+    with pytest.raises(ValueError, match="kernel_us"):
         results.put(kernel_us=2.0)
+    results.put(torch_matmul=None)  # a step that measured nothing still sets its section, once
+    with pytest.raises(ValueError, match="torch_matmul"):
+        results.put(torch_matmul={})
     with pytest.raises(AttributeError, match="o0_vs_o3"):
         results.put(o0_vs_o3={})
     again = from_json(json.loads(json.dumps(results.to_json())))

@@ -17,7 +17,7 @@ from .errors import ResultsError
 from .formatting import cell_count, cell_iqr, fmt_num
 from .loading import RESULTS
 from .markdown import md_table
-from .vocabulary import V
+from .vocabulary import R, V
 
 NAME = "h200-nvfp4-host-path"
 VERSIONS = ("4.2.0", "4.3.5")
@@ -33,9 +33,12 @@ def _read(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ResultsError(f"{path} does not exist: run `scripts/gpu-evidence.sh OUT nvfp4` on a Hopper GPU")
     try:
-        return json.loads(path.read_text())
+        doc = json.loads(path.read_text())
     except json.JSONDecodeError as error:
         raise ResultsError(f"{path} is not valid JSON: {error}") from error
+    if doc.get("schema") != R.SCHEMA:
+        raise ResultsError(f"{path}: schema {doc.get('schema')!r} is not {R.SCHEMA}")
+    return R.resolved(doc)
 
 
 def groups(per_api: dict[str, float], domains: dict[str, str]) -> dict[str, float]:

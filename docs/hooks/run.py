@@ -25,6 +25,7 @@ DESCRIPTIONS = {
     "direct/seed": "the issue's pattern, `DIRECT_CUDA_DRIVER_CALL`",
     "O0/seed": "the issue's pattern, host code `-O0`",
     "original/initialize_run": "`initialize`, then `run(stream)`",
+    "patched/initialize_run": "`initialize`, then `run(stream)`, patched",
     "original/floor": "`Gemm` kept, `run(stream)` only",
     "patched/floor": "`Gemm` kept, `run(stream)` only, patched",
     "original/graph": "`run(stream)` in a CUDA graph, replayed",

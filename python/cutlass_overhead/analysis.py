@@ -204,16 +204,18 @@ def model_loop(kernel: float, host: float, sync: bool) -> tuple[float, str]:
 
 
 def sweep_rows(shape: dict[str, int], kernel: float, timed: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Sweep rows at one shape: the report's host and loop times beside the child's kernel time. Times the
-    timings step measured (the headline shape) are named by their key ("timing"), not repeated (resolve)."""
+    """Sweep rows at one shape: the report's host and loop times beside the child's kernel time. At the headline
+    shape the times are the timings step's and the kernel time the top-level kernel_us: the rows name their timings
+    entry ("timings_key") instead of repeating them (results.resolved)."""
     unsynced = {(t["variant"], t["mode"]): t["host_us"] for t in timed if not t["sync_each_call"]}
     rows: list[dict[str, Any]] = []
     for t in timed:
         host = unsynced.get((t["variant"], t["mode"]), t["host_us"])
         model, how = model_loop(kernel, host, t["sync_each_call"])
-        times = {"timing": t["timing"]} if "timing" in t else {"host_us": t["host_us"], "loop_us": t["loop_us"]}
-        rows.append({**shape, "kernel_us": kernel, "variant": t["variant"], "mode": t["mode"],
-                     "sync_each_call": t["sync_each_call"], **times, "model_us": model, "model": how})
+        times = {"timings_key": t["timings_key"]} if "timings_key" in t else {
+            "kernel_us": kernel, "host_us": t["host_us"], "loop_us": t["loop_us"]}
+        rows.append({**shape, "variant": t["variant"], "mode": t["mode"], "sync_each_call": t["sync_each_call"],
+                     **times, "model_us": model, "model": how})
     return rows
 
 
@@ -258,9 +260,8 @@ def issue_shape_rows(results: Results) -> list[tuple[int, dict[str, Any]]]:
 
 def issue_shape_ratios(results: Results) -> list[dict[str, Any]]:
     """loop / kernel at the issue-like shape, to set beside the issue's 625 / 91, by the sweep row it is of."""
-    timings = {"timings": results.timings}
-    return [{"sweep_row": i, "loop_over_kernel": resolve(timings, r, "loop_us") / r["kernel_us"]}
-            for i, r in issue_shape_rows(results)]
+    return [{"sweep_row": i, "loop_over_kernel": resolve(results.timings or {}, r, "loop_us")
+             / r.get("kernel_us", results.kernel_us)} for i, r in issue_shape_rows(results)]
 
 
 def candidates_625(results: Results, gpu: str) -> list[dict[str, Any]]:
@@ -272,7 +273,8 @@ def candidates_625(results: Results, gpu: str) -> list[dict[str, Any]]:
     chosen = (results.kernel_search or {}).get("chosen") or {}
     issue_shape = (f"M={chosen.get('m')} N={chosen.get('n')} K={chosen.get('k')}, "
                    f"kernel {fmt(chosen.get('kernel_us'))} us")
-    synced = [i for i, r in issue_shape_rows(results)
+    synced = [["timings", r["timings_key"], "host_us"] if "timings_key" in r else ["sweep", i, "host_us"]
+              for i, r in issue_shape_rows(results)
               if (r["variant"], r["mode"], r["sync_each_call"]) == ("original", "seed", True)]
 
     def timed(key: str) -> list[str] | None:
@@ -288,7 +290,7 @@ def candidates_625(results: Results, gpu: str) -> list[dict[str, Any]]:
         candidate("cudaStreamSynchronize after every call (host waits for each kernel; headline shape)",
                   timed(SYNC_KEY), gpu),
         candidate(f"cudaStreamSynchronize after every call at the issue-like shape ({issue_shape}; includes the wait)",
-                  ["sweep", synced[0], "host_us"] if synced else None, gpu,
+                  synced[0] if synced else None, gpu,
                   "no shape with an issue-like kernel time was measured"),
     ]
     return rows + [issue_candidate()]
@@ -297,7 +299,6 @@ def candidates_625(results: Results, gpu: str) -> list[dict[str, Any]]:
 # The series' target ratios: (numerator, denominator) blocks of the timings step's rounds.
 TARGET_RATIOS: dict[str, tuple[str, str]] = {
     "patched_vs_floor": ("patched/seed", "original/floor"),
-    "original_vs_patched": ("original/seed", "patched/seed"),
     "run_stream_vs_bare_launch": ("patched/floor", "original/bare_launch"),
     "run_stream_vs_bare_cluster_launch": ("patched/floor", "original/bare_cluster_launch"),
     # The floor run(stream) is held to: the driver's own launch of the same kernel with the same Params.
@@ -336,7 +337,7 @@ def suspect_row(what: str, ratio: dict[str, float] | None, base_us: float | None
     if ratio is None or base_us is None:
         return {"suspect": what, "effect_us": None, "reading": f"not measured: {missing or 'see errors'}", "how": how}
     change = ratio["median"] - 1.0
-    row = {"suspect": what, "ratio": ratio, "base_us": base_us, "how": how}
+    row = {"suspect": what, "ratio": ratio, "how": how}
     if abs(change) <= half:
         return {**row, "effect_us": None,
                 "reading": f"no measurable effect (x{ratio['median']:.3f}, within the run's noise floor of "
@@ -406,8 +407,8 @@ def host_parts(attribution: dict[str, Any], host: float) -> list[dict[str, Any]]
 
 
 def verdict(results: Results) -> dict[str, Any]:
-    """What bounds the issue's pattern at this shape, where its host time goes, and each suspect's effect, largest
-    first; the report and the doctor print it from the same results."""
+    """What bounds the issue's pattern at this shape, where its host time (timings original/seed) goes, and each
+    suspect's effect, largest first; the report and the doctor print it from the same results (present.verdict_text)."""
     require(results, "timings:original/seed")
     seed = (results.timings or {})[SEED_KEY]
     host, loop, kernel = seed["host_us"], seed["loop_us"], results.kernel_us
@@ -426,6 +427,5 @@ def verdict(results: Results) -> dict[str, Any]:
     suspects = timed_suspects(results, half) + measured_suspects(results, half)
     suspects.sort(key=lambda r: -(r["effect_us"] if r.get("effect_us") is not None else -math.inf))
     parts = host_parts(results.attribution or {}, host)
-    return {"bound": bound, "host_us": host, "loop_us": loop, "kernel_us": kernel, "synchronizing_calls": syncs,
-            "noise_half_width": half, "parts": parts, "parts_sum_us": sum(p["us"] for p in parts),
-            "suspects": suspects}
+    return {"bound": bound, "synchronizing_calls": syncs, "noise_half_width": half, "parts": parts,
+            "parts_sum_us": sum(p["us"] for p in parts), "suspects": suspects}

@@ -205,8 +205,10 @@ class ChildFailed(RuntimeError):
 
 
 def child_request(ctx: Context, timed: dict[Shape, list[dict[str, Any]]]) -> dict[str, Any]:
-    """What the child needs beyond --m/--n/--k/--quick: the sweep shapes this process timed."""
-    return {"headline": ctx.headline.shape.as_dict(), "sweep_shapes": [s.as_dict() for s in timed]}
+    """What the child needs beyond --m/--n/--k/--quick: the sweep shapes this process timed (the headline's kernel
+    time it measures anyway, once)."""
+    return {"headline": ctx.headline.shape.as_dict(),
+            "sweep_shapes": [s.as_dict() for s in timed if s != ctx.headline.shape]}
 
 
 def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
@@ -220,7 +222,7 @@ def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"pid": os.getpid(), "errors": errors}
     before = before_any_cupti(ctx, errors)
     out["tracing_cost"] = run_step(errors, "tracing cost on", lambda: tracing_on(ctx, errors))
-    out["counts"] = run_step(errors, "counts", lambda: measure_counts(ctx, errors)) or {}
+    out["counts"] = run_step(errors, "counts", lambda: measure_counts(ctx, errors))
     out["encodes"] = run_step(errors, "captured encodes", lambda: capture_encodes(ctx))
     if ctx.plan.runs("experiments"):
         from . import experiments
@@ -237,7 +239,7 @@ def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
     if shapes:
         out["sweep_kernel_us"] = run_step(errors, "sweep kernel times", lambda: child_sweep_kernels(ctx, errors, shapes)) or []
     if ctx.plan.runs("search"):
-        out["kernel_search"] = run_step(errors, "kernel search", lambda: search_issue_shape(ctx)) or {}
+        out["kernel_search"] = run_step(errors, "kernel search", lambda: search_issue_shape(ctx))
     timelines: dict[str, list[Record]] = {}
     if ctx.plan.runs("timelines"):
         timelines = run_step(errors, "timelines", lambda: measure_timelines(ctx, errors)) or {}
@@ -348,11 +350,11 @@ def merge_child(ctx: Context, child: dict[str, Any], timings: dict[str, Any]
                                           for v, records in (child.get("timelines") or {}).items()}
     where = child_where(child) if child else "nowhere: the child failed (see errors)"
     sections = {
-        "counts": child.get("counts") or {},
+        "counts": child.get("counts"),
         "kernel_us": child.get("kernel_us"),
-        "kernel_search": child.get("kernel_search") or {},
+        "kernel_search": child.get("kernel_search"),
         "timeline": [{"variant": v, "calls": ctx.plan.timeline_calls, "records": relative_records(r)}
-                     for v, r in timelines.items()],
+                     for v, r in timelines.items()] or None,
         "tracing_cost": child_tracing_cost(child, timings),
         "processes": {
             "report": "timings, torch.matmul, unit costs, sweep host and loop times, encode costs (on the child's "

@@ -78,10 +78,28 @@ def capture_cost(ctx: Context) -> dict[str, Any]:
     return {key: harness.spread(values).as_dict() for key, values in harness.interleaved(blocks, p.rounds).items()}
 
 
-def measure(ctx: Context, errors: Errors) -> dict[str, Any]:
-    """The clean times of every config × epilogue (this process, no CUPTI); with_counts adds the child's counts."""
+def is_headline(ctx: Context, cfg: ConfigEpilogue) -> bool:
+    """The user's own GEMM: its times are the timings step's, its counts the CUPTI child's counts (one value each)."""
+    return cfg.shape == ctx.headline.shape and not (cfg.silu or cfg.bias)
+
+
+def headline_row(ctx: Context, cfg: ConfigEpilogue) -> dict[str, Any]:
+    """The headline's row: what only this step says of it; "headline" names the timings and counts entries that hold
+    its host times and counts (results.resolved)."""
+    return {"config": ctx.kernel.config_name(cfg.shape.m), "headline": True,
+            "workspace_bytes": ctx.kernel.workspace_bytes(cfg.shape, cfg.silu, cfg.bias),
+            "params_bytes": ctx.headline.params_bytes("original")}
+
+
+def measure(ctx: Context, errors: Errors, timings: dict[str, Any] | None) -> dict[str, Any]:
+    """The clean times of every config × epilogue (this process, no CUPTI); with_counts adds the child's counts. The
+    headline's are the timings step's when it timed every mode (`timings`)."""
+    timed = all(key_of(v, m) in (timings or {}) for v, m in TIMED if v in ctx.kernel.variants)
     rows = []
     for cfg in config_epilogues(ctx):
+        if timed and is_headline(ctx, cfg):
+            rows.append({**cfg.as_dict(), **headline_row(ctx, cfg)})
+            continue
         row = attempt(errors, f"configs {cfg.name}", lambda cfg=cfg: time_config_epilogue(ctx, errors, cfg))
         if row is not None:
             rows.append({**cfg.as_dict(), **row})
@@ -102,6 +120,8 @@ def count(ctx: Context, errors: Errors,
     child's per_call_counts(workload, variant, mode)."""
     counted: dict[str, dict[str, Any]] = {}
     for cfg in config_epilogues(ctx):
+        if is_headline(ctx, cfg):
+            continue  # the child's counts of the headline (child.measure_counts)
         w = ctx.kernel.make(cfg.shape, silu=cfg.silu, bias=cfg.bias)
         for variant in COUNTED:
             if variant in ctx.kernel.variants:
@@ -115,5 +135,6 @@ def count(ctx: Context, errors: Errors,
 def with_counts(table: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
     """The configs section: measure()'s table with each row's counts from the child."""
     counted = child.get("config_counts") or {}
-    rows = [{**row, "counts": counted.get(row["config_epilogue"], {})} for row in table.get("rows", [])]
+    rows = [row if row.get("headline") else {**row, "counts": counted.get(row["config_epilogue"], {})}
+            for row in table.get("rows", [])]
     return {**table, "rows": rows}

@@ -19,6 +19,7 @@ from . import compare_reading, inspect_binary
 from ._steps import one_line
 from .report import OneLineParser, make_context, measure_all, new_results, no_gpu
 from .present import configs_text, verdict_text, write_json
+from .results import resolved
 from .stamp import stamp
 from .suspects import subprocess_first_call
 from .vocabulary import HEADLINE_K, HEADLINE_M, HEADLINE_N
@@ -85,11 +86,12 @@ def diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
     started = time.monotonic()
     measure_all(ctx, results)
     results.put(elapsed_s=time.monotonic() - started)
-    written = write_json(results.to_json(), args.json.parent, args.json.name)
+    reading = results.to_json()
+    written = write_json(reading, args.json.parent, args.json.name)
     if results.configs:
-        print(configs_text(results.configs))
+        print(configs_text(resolved(reading)["configs"]))
     if results.verdict:
-        print(verdict_text(results.verdict))
+        print(verdict_text(reading))
     for error in results.errors:
         print(f"{PROG}: {error['step']} failed: {one_line(error['error'])}", file=sys.stderr)
     print(f"\nwrote {written} (attach it to the issue)")

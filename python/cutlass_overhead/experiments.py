@@ -118,10 +118,10 @@ def ablation_count_configs(runner: Runner) -> list[tuple[str, str, int]]:
 def summarize(samples: dict[str, list[float]], names: dict[str, str], baseline: str,
               timed: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Per config: median + IQR of its host times ("host_us"), or the timings key whose times they are (a name
-    in `timed`: "timing"), and its per-round ratio to `baseline` (sample names -> keys)."""
+    in `timed`: "timings_key"), and its per-round ratio to `baseline` (sample names -> keys)."""
     out: dict[str, Any] = {}
     for name, key in names.items():
-        times = {"timing": name} if name in timed else {"host_us": harness.spread(samples[name]).as_dict()}
+        times = {"timings_key": name} if name in timed else {"host_us": harness.spread(samples[name]).as_dict()}
         out[key] = {**times, "ratio_to_pristine": harness.ratio(samples, name, baseline).as_dict()}
     return out
 

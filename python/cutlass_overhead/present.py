@@ -135,7 +135,7 @@ def print_report(reading: dict[str, Any]) -> None:
     rows += [[f"residue_check {k}", v] for k, v in (tracing.get("residue_check") or {}).items()]
     parts.append(format_table("CUPTI tracing cost (original/seed host us per call)", ["", "value"], rows))
     if results.get("verdict"):
-        parts.append(verdict_text(results["verdict"]))
+        parts.append(verdict_text(results))
     if results.get("errors"):
         parts.append(format_table("Errors", ["step", "error"], [[e["step"], e["error"]] for e in results["errors"]]))
     print("\n".join(parts))
@@ -171,16 +171,18 @@ def configs_text(configs: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def verdict_text(v: dict[str, Any]) -> str:
-    """The verdict (analysis.verdict) as the doctor and the report print it."""
-    kernel = "-" if v.get("kernel_us") is None else f"{v['kernel_us']:.2f}"
+def verdict_text(results: dict[str, Any]) -> str:
+    """The verdict (analysis.verdict) beside the times it weighs, as the doctor and the report print it."""
+    v, seed = results["verdict"], results["timings"]["original/seed"]
+    host = seed["host_us"]
+    kernel = "-" if results.get("kernel_us") is None else f"{results['kernel_us']:.2f}"
     lines = [f"\n== Verdict: {v['bound']} ==",
-             f"the issue's pattern: host {v['host_us']:.2f} us per call, loop {v['loop_us']:.2f} us per iteration, "
+             f"the issue's pattern: host {host:.2f} us per call, loop {seed['loop_us']:.2f} us per iteration, "
              f"kernel {kernel} us",
-             f"host time of one call, {v['host_us']:.2f} us, is:"]
+             f"host time of one call, {host:.2f} us, is:"]
     lines += [f"  {p['us']:8.2f} us  {p['part']}" for p in sorted(v["parts"], key=lambda p: -p["us"])
               if abs(p["us"]) >= 0.005]
-    lines.append(f"  -------- sum {v['parts_sum_us']:.2f} us (= measured {v['host_us']:.2f} us)")
+    lines.append(f"  -------- sum {v['parts_sum_us']:.2f} us (= measured {host:.2f} us)")
     lines.append(f"\nSuspects, largest measured effect first (noise floor +/-{100 * v['noise_half_width']:.1f}%):")
     lines += [f"  {s['suspect']}: {s['reading']}" for s in v["suspects"]]
     return "\n".join(lines)

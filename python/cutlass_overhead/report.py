@@ -87,13 +87,15 @@ def measure_clean(ctx: Context, results: Results) -> tuple[dict[Shape, list[dict
 
 
 def measure_all(ctx: Context, results: Results) -> Results:
-    """Puts every measurement into `results` (already stamped); failures land in results.errors.
+    """Puts every measurement into `results` (already stamped); failures land in results.errors, and a section
+    that was not measured is not written.
 
     This process never uses CUPTI. The CUPTI child (ctx.cupti_child) runs after the clean times; what comes
     after it here (encode costs, the issue-like shape's sweep rows) is timed here, still without CUPTI."""
     errors = results.errors
     timed, noise = measure_clean(ctx, results)
-    table = run_step(errors, "configs", lambda: configs.measure(ctx, errors)) if ctx.plan.runs("configs") else None
+    table = run_step(errors, "configs", lambda: configs.measure(ctx, errors, results.timings)) \
+        if ctx.plan.runs("configs") else None
     note(f"[{child.CHILD_STEP}]")
     out = run_cupti_child(ctx, errors, timed) or {}
     sections, timelines = merge_child(ctx, out, results.timings or {})
@@ -112,17 +114,17 @@ def measure_all(ctx: Context, results: Results) -> Results:
         results.put(**(run_step(errors, "in situ", lambda: experiments.measure_in_situ_only(ctx)) or {}))
     results.put(noise_floor=noise or None)
     if ctx.plan.runs("suspects"):
-        results.put(suspects=run_step(errors, "suspects", lambda: suspects.measure(ctx, errors)) or {})
+        results.put(suspects=run_step(errors, "suspects", lambda: suspects.measure(ctx, errors)))
     order = ctx.backend.phase_names()
     attributed = run_step(errors, "attribution", lambda: analysis.attribution(results, timelines, order))
     if attributed is not None:
         results.put(attribution=attributed[0], attribution_prices=attributed[1])
     if ctx.plan.runs("sweep"):
-        results.put(sweep=run_step(errors, "sweep", lambda: timing.assemble_sweep(ctx, results, timed, out)) or [])
-        results.put(issue_shape_ratios=analysis.issue_shape_ratios(results))
+        results.put(sweep=run_step(errors, "sweep", lambda: timing.assemble_sweep(ctx, results, timed, out)))
+        results.put(issue_shape_ratios=run_step(errors, "issue-like shape",
+                                                lambda: analysis.issue_shape_ratios(results)))
     if ctx.plan.runs("candidates"):  # the report's table of the issue's candidates; the doctor's are the verdict's
-        results.put(candidates_625=run_step(errors, "candidates", lambda: analysis.candidates_625(results, ctx.gpu))
-                    or [])
+        results.put(candidates_625=run_step(errors, "candidates", lambda: analysis.candidates_625(results, ctx.gpu)))
     results.put(targets=run_step(errors, "targets", lambda: analysis.targets(results)))
     results.put(verdict=run_step(errors, "verdict", lambda: analysis.verdict(results)))
     return results

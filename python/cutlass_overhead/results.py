@@ -1,9 +1,9 @@
 """The one results schema: what the report writes to results.json and the doctor to co-doctor.json.
 
 Each section is one step's return value, set once, by report.measure_all only (Results.put refuses a second
-value). A quantity is stored once: where another section needs it, that section names its key ("timing":
-"original/seed") and readers take the value from there (resolve). The readers (present, plots, compare_reading,
-docs/hooks, scripts/fill-pr-results.py) read the JSON that to_json() writes; SCHEMA is its version.
+value). A quantity is stored once: where another section needs it, that section names where it is stored (the
+SCHEMA comment says how) and readers take the value from there (resolved). The readers (present, plots,
+compare_reading, docs/hooks, scripts/fill-pr-results.py) read the JSON that to_json() writes; SCHEMA is its version.
 """
 
 from __future__ import annotations
@@ -11,7 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-# 2: no copies (o0_vs_o3 gone; sweep, ablation and candidates rows name a timings key instead of repeating it).
+# 2: no copies. Where a section shows a value stored elsewhere it names it, in one of three ways: a sweep or ablation
+# row whose times the timings step measured carries "timings_key" (its host_us/host and loop_us are that entry's, a
+# sweep row's kernel_us the top-level kernel_us); the configs row of the headline GEMM carries "headline" (its host_us
+# per mode are the timings entries, its counts the counts entries, of the issue's pattern); a candidate carries "from",
+# the path of its host time; a ratio of the issue-like shape carries "sweep_row", the index of the sweep row it is of.
+# resolved() fills them in for readers.
 SCHEMA = 2
 
 
@@ -60,31 +65,38 @@ class Results:
     targets: dict[str, Any] | None = None
     verdict: dict[str, Any] | None = None
     elapsed_s: float | None = None
+    set_by_steps: set[str] = field(default_factory=set, repr=False, compare=False)  # not written
 
     def put(self, **sections: Any) -> None:
-        """Sets each section once; a second value for a section is an error (one quantity, one number)."""
+        """Sets each section once, a step that measured nothing with None; a second value is an error (one quantity,
+        one number)."""
         for name, value in sections.items():
-            if name not in SECTIONS:
-                raise AttributeError(f"results have no section {name!r}")
-            if getattr(self, name) is not None:
-                raise KeyError(f"section {name!r} was already set in this run")
+            if name not in SECTIONS or name in HEADER:
+                raise AttributeError(f"results have no section {name!r} that a step sets")
+            if name in self.set_by_steps:
+                raise ValueError(f"section {name!r} was already set in this run")
+            self.set_by_steps.add(name)
             setattr(self, name, value)
 
     def to_json(self) -> dict[str, Any]:
         """The schema as written: the set sections, in this class's order."""
         out: dict[str, Any] = {"schema": SCHEMA}
-        out.update({f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None})
+        out.update({name: getattr(self, name) for name in SECTIONS if getattr(self, name) is not None})
         return out
 
 
-SECTIONS = frozenset(f.name for f in fields(Results))
+SECTIONS = tuple(f.name for f in fields(Results) if f.name != "set_by_steps")
+HEADER = ("stamp", "kernel", "shape", "params_bytes", "variants", "nvfp4_status", "label", "sm90_status", "errors")
 
 
 def from_json(reading: dict[str, Any]) -> Results:
     """A written reading as Results again (to print or weigh it anew); another schema version is an error."""
     if reading.get("schema") != SCHEMA:
         raise ValueError(f"results schema {reading.get('schema')!r}, this package reads schema {SCHEMA}")
-    return Results(**{name: value for name, value in reading.items() if name in SECTIONS})
+    unknown = sorted(set(reading) - set(SECTIONS) - {"schema"})
+    if unknown:
+        raise ValueError(f"results schema {SCHEMA} has no section {', '.join(unknown)}")
+    return Results(**{name: value for name, value in reading.items() if name != "schema"})
 
 
 def value_at(results: dict[str, Any], path: list[str | int]) -> Any:
@@ -95,10 +107,10 @@ def value_at(results: dict[str, Any], path: list[str | int]) -> Any:
     return node
 
 
-def resolve(results: dict[str, Any], row: dict[str, Any], what: str) -> Any:
-    """A row's `what` ("host_us", "host", "loop_us"): its own value, or that of the timings key it names."""
-    if "timing" in row:
-        return results["timings"][row["timing"]][what]
+def resolve(timings: dict[str, Any], row: dict[str, Any], what: str) -> Any:
+    """A row's `what` ("host_us", "host", "loop_us"): its own value, or that of the timings entry it names."""
+    if "timings_key" in row:
+        return timings[row["timings_key"]][what]
     return row[what]
 
 
@@ -118,16 +130,24 @@ def resolved(results: dict[str, Any]) -> dict[str, Any]:
     host_us, and the issue-like shape's ratios the sweep row they are of."""
     view = dict(results)
     timings = results.get("timings") or {}
-    view["sweep"] = [{**r, "host_us": resolve(results, r, "host_us"), "loop_us": resolve(results, r, "loop_us")}
-                     for r in results.get("sweep") or []]
+    view["sweep"] = [{"kernel_us": results.get("kernel_us"), **r, "host_us": resolve(timings, r, "host_us"),
+                      "loop_us": resolve(timings, r, "loop_us")} for r in results.get("sweep") or []]
     if results.get("issue_shape_ratios") is not None:
         view["issue_shape_ratios"] = [{**view["sweep"][r["sweep_row"]], **r} for r in results["issue_shape_ratios"]]
     if results.get("candidates_625") is not None:
         view["candidates_625"] = [{**r, "host_us": value_at(results, r["from"])} if "from" in r else r
                                   for r in results["candidates_625"]]
+    configs = results.get("configs")
+    if configs:
+        counts = results.get("counts") or {}
+        view["configs"] = {**configs, "rows": [{**row, "host_us": {key: timings[key]["host"] for key in configs["modes"]
+                                                                   if key in timings},
+                                                "counts": {v: counts[f"{v}/seed"] for v in ("original", "patched")
+                                                           if f"{v}/seed" in counts}}
+                                               if row.get("headline") else row for row in configs["rows"]]}
     ablation = results.get("ablation")
     if ablation:
         view["ablation"] = {**ablation, "host_us": {
-            regime: {key: {**row, "host_us": timings[row["timing"]]["host"]} if "timing" in row else row
+            regime: {key: {**row, "host_us": resolve(timings, row, "host")} if "timings_key" in row else row
                      for key, row in rows.items()} for regime, rows in ablation["host_us"].items()}}
     return view

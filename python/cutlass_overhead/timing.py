@@ -21,7 +21,7 @@ from .workloads import Context, Plan, Shape, Workload
 
 TIMING_KEYS: tuple[tuple[str, str], ...] = (
     ("original", "seed"), ("patched", "seed"), ("direct", "seed"), ("O0", "seed"), ("O0_patched", "seed"),
-    ("original", "initialize_run"), ("original", "floor"), ("patched", "floor"),
+    ("original", "initialize_run"), ("patched", "initialize_run"), ("original", "floor"), ("patched", "floor"),
     ("original", "graph"), ("original", "bare_launch"), ("original", "bare_cluster_launch"),
     ("original", "kernel_launch"))
 # (variant, mode, sync_each_call) measured at every sweep shape; unsynced rows come first (the model needs them).
@@ -213,11 +213,11 @@ def measure_encode_costs(ctx: Context, errors: Errors,
 # ---- Sweep: host and loop times here, kernel times from the child ------------------------------------
 
 
-def sweep_entry(variant: str, mode: str, sync: bool, t: dict[str, Any], timing: str | None) -> dict[str, Any]:
-    """One config's times at one shape; `timing`: the timings key they are (at the headline shape), which the
+def sweep_entry(variant: str, mode: str, sync: bool, t: dict[str, Any], timings_key: str | None) -> dict[str, Any]:
+    """One config's times at one shape; `timings_key`: the timings entry they are (at the headline shape), which the
     sweep row then names instead of repeating them."""
     entry = {"variant": variant, "mode": mode, "sync_each_call": sync, "host_us": t["host_us"], "loop_us": t["loop_us"]}
-    return {**entry, "timing": timing} if timing else entry
+    return {**entry, "timings_key": timings_key} if timings_key else entry
 
 
 def sweep_timings(ctx: Context, errors: Errors, timings: dict[str, Any] | None, w: Workload) -> list[dict[str, Any]]:
@@ -274,8 +274,11 @@ def time_issue_shape(ctx: Context, results: Results, chosen: dict[str, Any],
 
 def assemble_sweep(ctx: Context, results: Results, timed: dict[Shape, list[dict[str, Any]]],
                    child: dict[str, Any]) -> list[dict[str, Any]]:
-    """Sweep rows: host and loop from this process, kernel from the child; then the issue-like shape."""
+    """Sweep rows: host and loop from this process, kernel from the child (at the headline shape its kernel_us, not
+    a second measurement); then the issue-like shape."""
     kernels = {(k["m"], k["n"], k["k"]): k["kernel_us"] for k in child.get("sweep_kernel_us") or []}
+    if results.kernel_us is not None:
+        kernels[(ctx.headline.shape.m, ctx.headline.shape.n, ctx.headline.shape.k)] = results.kernel_us
     rows: list[dict[str, Any]] = []
     missing: list[str] = []
     for shape, found in timed.items():
