@@ -59,6 +59,10 @@ def migrate(reading: dict[str, Any], where: str) -> dict[str, Any]:
             times = {"timings_key": key}
             rest = {k: v for k, v in row.items() if k not in ("model_us", "model")}
             sweep[i] = {**rest, **times, "model_us": row["model_us"], "model": row["model"]}
+    chosen = (reading.get("kernel_search") or {}).get("chosen") or {}
+    for i, row in enumerate(sweep):  # the issue-like shape's kernel time is the kernel search's
+        if "timings_key" not in row and all(row[x] == chosen.get(x) for x in "mnk"):
+            same(row.pop("kernel_us"), chosen["kernel_us"], f"{where} sweep[{i}].kernel_us")
     if "issue_shape_ratios" in reading:
         rows = []
         for r in reading["issue_shape_ratios"]:

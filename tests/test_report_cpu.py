@@ -268,6 +268,10 @@ def test_a_quantity_is_stored_once_and_named_where_it_is_needed_again() -> None:
     assert {r["timings_key"] for r in headline} == {"original/seed", "patched/seed", "original/floor",
                                                "original/seed/sync_each_call"}
     assert all("kernel_us" not in r for r in headline)  # the headline's kernel time is the top-level one, measured once
+    chosen = results["kernel_search"]["chosen"]  # the issue-like shape's is the kernel search's
+    issue_like = [r for r in resolved(results)["sweep"] if all(r[x] == chosen[x] for x in "mnk")]
+    assert issue_like and all(r["kernel_us"] == chosen["kernel_us"] for r in issue_like)
+    assert not [r for r in results["sweep"] if all(r[x] == chosen[x] for x in "mnk") and "kernel_us" in r]
     assert resolve(results["timings"], headline[0], "host_us") == \
         results["timings"][headline[0]["timings_key"]]["host_us"]
     candidates = [r for r in results["candidates_625"] if "from" in r]

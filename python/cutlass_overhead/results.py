@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-# 2: no copies. Where a section shows a value stored elsewhere it names it, in one of three ways: a sweep or ablation
-# row whose times the timings step measured carries "timings_key" (its host_us/host and loop_us are that entry's, a
-# sweep row's kernel_us the top-level kernel_us); the configs row of the headline GEMM carries "headline" (its host_us
+# 2: no copies. Where a section shows a value stored elsewhere it names it: a sweep or ablation row whose times the
+# timings step measured carries "timings_key" (its host_us/host and loop_us are that entry's); a sweep row without
+# kernel_us has its shape's kernel time stored once elsewhere (sweep_kernel_us); the configs row of the headline GEMM carries "headline" (its host_us
 # per mode are the timings entries, its counts the counts entries, of the issue's pattern); a candidate carries "from",
 # the path of its host time; a ratio of the issue-like shape carries "sweep_row", the index of the sweep row it is of.
 # resolved() fills them in for readers.
@@ -124,13 +124,24 @@ def phase_order(results: dict[str, Any]) -> list[str]:
     return list(seen)
 
 
+def sweep_kernel_us(results: dict[str, Any], row: dict[str, Any]) -> float | None:
+    """A sweep row's kernel time: its own, else the headline's (kernel_us; a row naming a timings entry is at the
+    headline shape), else the kernel search's at the shape it chose."""
+    if "kernel_us" in row:
+        return row["kernel_us"]
+    if "timings_key" in row:
+        return results.get("kernel_us")
+    chosen = (results.get("kernel_search") or {}).get("chosen") or {}
+    return chosen.get("kernel_us") if all(chosen.get(x) == row[x] for x in "mnk") else None
+
+
 def resolved(results: dict[str, Any]) -> dict[str, Any]:
     """A written reading with each reference replaced by the values it names, for readers that show rows (tables,
     pages); never written back. Sweep rows get host_us and loop_us, ablation rows host_us (the spread), candidates
     host_us, and the issue-like shape's ratios the sweep row they are of."""
     view = dict(results)
     timings = results.get("timings") or {}
-    view["sweep"] = [{"kernel_us": results.get("kernel_us"), **r, "host_us": resolve(timings, r, "host_us"),
+    view["sweep"] = [{**r, "kernel_us": sweep_kernel_us(results, r), "host_us": resolve(timings, r, "host_us"),
                       "loop_us": resolve(timings, r, "loop_us")} for r in results.get("sweep") or []]
     if results.get("issue_shape_ratios") is not None:
         view["issue_shape_ratios"] = [{**view["sweep"][r["sweep_row"]], **r} for r in results["issue_shape_ratios"]]

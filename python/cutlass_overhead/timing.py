@@ -267,7 +267,7 @@ def time_issue_shape(ctx: Context, results: Results, chosen: dict[str, Any],
     progress = Progress(1, "sweep (issue-like kernel)")
     try:
         found = time_shape(ctx, results.errors, results.timings, shape, progress)
-        return sweep_rows(shape.as_dict(), chosen["kernel_us"], found)
+        return sweep_rows(shape.as_dict(), chosen["kernel_us"], found, kernel_stored=True)
     finally:
         progress.close()
 
