@@ -240,7 +240,7 @@ class Run:
             for model, host in (issue.get("implied_host_us") or {}).items():
                 body.append([f"*the issue's loop, read as {model}*", cell_us(host), "–",
                              fmt_ratio(host / base)])
-        return md_table(["cause", "host µs/call", "loop µs/iter (waits)", "host vs original"], body)
+        return md_table(["cause", "host µs/call", "loop µs/iter (waits)", "× original on this machine"], body)
 
     def table_workarounds(self) -> str:
         timings = self.need("timings")
