@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-# 2: no copies. Where a section shows a value stored elsewhere it names it: a sweep or ablation row whose times the
-# timings step measured carries "timings_key" (its host_us/host and loop_us are that entry's); a sweep row without
-# kernel_us has its shape's kernel time stored once elsewhere (sweep_kernel_us); the configs row of the headline GEMM carries "headline" (its host_us
-# per mode are the timings entries, its counts the counts entries, of the issue's pattern); a candidate carries "from",
-# the path of its host time; a ratio of the issue-like shape carries "sweep_row", the index of the sweep row it is of.
-# resolved() fills them in for readers.
+# 2: no copies. Where a section shows a value stored elsewhere, it names it (resolved() fills it in for readers):
+# - "timings_key" (a sweep or ablation row the timings step measured): its host_us/host and loop_us are that entry's;
+# - no "kernel_us" in a sweep row: its shape's kernel time is stored once elsewhere (sweep_kernel_us);
+# - "headline" (the configs row of the user's own GEMM): its host_us per mode are the timings entries, its counts
+#   the counts entries, of the issue's pattern;
+# - "from" (a candidate): the path of its host time;
+# - "sweep_row" (a ratio at the issue-like shape): the index of the sweep row it is of.
 SCHEMA = 2
 
 
