@@ -48,13 +48,13 @@ def iqr(s: dict[str, float], f: str = ".2f") -> str:
 
 
 def steps(results: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    """(PR folder or "", label, host_us spread) for pristine main and each prefix of the series, in order."""
+    """(PR folder or "", label, host spread) for pristine main and each prefix of the series, in order."""
     ablation = results["ablation"]
-    host = ablation["host_us"]["unchanged"]
-    rows = [("", "pristine main", host["original/seed"]["host_us"])]
+    host = ablation["host"]["unchanged"]
+    rows = [("", "pristine main", host["original/seed"]["host"])]
     for v in ablation["variants"]:
         folder, name = str(v["last"]).split("/", 1)
-        rows.append((folder, f"+ `{folder}/{name[:4]}` {v['subject']}", host[f"{v['variant']}/seed"]["host_us"]))
+        rows.append((folder, f"+ `{folder}/{name[:4]}` {v['subject']}", host[f"{v['variant']}/seed"]["host"]))
     return rows
 
 

@@ -94,8 +94,11 @@ def migrate(reading: dict[str, Any], where: str) -> dict[str, Any]:
             same(spread, timings[key]["host"], f"{where} ablation unchanged {key}")
             unchanged[key] = {"timings_key": key, **row}
     for regime in ((reading.get("ablation") or {}).get("host_us") or {}).values():
-        for row in regime.values():
+        for key, row in regime.items():
             (row.get("host_us") or {}).pop("unit", None)
+            regime[key] = {("host" if k == "host_us" else k): v for k, v in row.items()}  # a spread, as in timings
+    if "ablation" in reading:
+        reading["ablation"] = {("host" if k == "host_us" else k): v for k, v in reading["ablation"].items()}
     for rows in ((reading.get("layer") or {}).get("by_m") or {}).values():
         for row in rows.values():
             for what in ("host_us_per_layer", "loop_us_per_layer", "gpu_us_per_layer"):

@@ -100,7 +100,7 @@ def test_the_result_keys_and_json(measured: tuple[FakeRunner, dict[str, Any]]) -
 
 def test_ablation_runs_every_prefix_and_the_caller_fixes_in_both_operand_regimes(measured: Any) -> None:
     runner, out = measured
-    host = out["ablation"]["host_us"]
+    host = out["ablation"]["host"]
     expected = ["original/seed", "prefix1/seed", "prefix2/seed", "patched/seed"]
     assert list(host["unchanged"]) == expected + ["original/floor", "patched/floor"]
     assert list(host["changing"]) == expected + ["original/update_run", "patched/update_run"]
@@ -112,18 +112,18 @@ def test_ablation_runs_every_prefix_and_the_caller_fixes_in_both_operand_regimes
         (v, r) for v in ("original", "prefix1", "prefix2", "patched") for r in (1, experiments.ROTATION)}
     # PLAN.rounds samples of each, plus the noise twin of original/seed with unchanged operands.
     assert len(benches) == PLAN.rounds * (len(expected) * 2 + 4 + 1)
-    assert host["unchanged"]["prefix1/seed"]["host_us"]["n"] == PLAN.rounds
+    assert host["unchanged"]["prefix1/seed"]["host"]["n"] == PLAN.rounds
 
 
 def test_ablation_ratios_are_per_round_and_survive_drift(measured: Any) -> None:
     _, out = measured
-    unchanged = out["ablation"]["host_us"]["unchanged"]
+    unchanged = out["ablation"]["host"]["unchanged"]
     assert unchanged["original/seed"]["ratio_to_pristine"]["median"] == 1.0
     # The drift cancels round by round: the ratios are exact, their spread zero.
     ratio = unchanged["patched/seed"]["ratio_to_pristine"]
     assert (ratio["median"], ratio["q1"], ratio["q3"]) == pytest.approx((10 / 16,) * 3, rel=1e-12)
     # Changing operands are compared with pristine under changing operands.
-    changing = out["ablation"]["host_us"]["changing"]
+    changing = out["ablation"]["host"]["changing"]
     assert changing["patched/update_run"]["ratio_to_pristine"]["median"] == pytest.approx(15 / 24, rel=1e-12)
 
 
@@ -283,11 +283,11 @@ def test_in_the_report_the_ablation_is_the_timings_steps_rounds(monkeypatch: pyt
     assert results["errors"] == []
     ablation, timings = results["ablation"], results["timings"]
     assert ablation["measured_in"] == "the timings step's rounds" and ablation["rounds"] == ctx.plan.rounds
-    unchanged = ablation["host_us"]["unchanged"]
+    unchanged = ablation["host"]["unchanged"]
     for key in ("original/seed", "patched/seed", "original/floor", "patched/floor"):  # named, not repeated
-        assert unchanged[key]["timings_key"] == key and "host_us" not in unchanged[key], key
-        assert resolved(results)["ablation"]["host_us"]["unchanged"][key]["host_us"] == timings[key]["host"], key
-    assert unchanged["prefix1/seed"]["host_us"]["n"] == ctx.plan.rounds  # the timings step reports no prefix
+        assert unchanged[key]["timings_key"] == key and "host" not in unchanged[key], key
+        assert resolved(results)["ablation"]["host"]["unchanged"][key]["host"] == timings[key]["host"], key
+    assert unchanged["prefix1/seed"]["host"]["n"] == ctx.plan.rounds  # the timings step reports no prefix
     # The runner timed only what the timings step does not: the prefixes and the rotating operands.
     benched = {(v, m, r) for kind, v, m, r in (c for c in runner.calls if c[0] == "bench")}
     assert ("original", "seed", 1) not in benched and ("patched", "floor", 1) not in benched

@@ -102,7 +102,7 @@ def ablation_steps(results: dict[str, Any]) -> dict[str, dict[str, float]]:
     if "patched" not in order:
         order.append("patched")
     out: dict[str, dict[str, float]] = {}
-    for mode, by_key in (ab.get("host_us") or {}).items():
+    for mode, by_key in (ab.get("host") or {}).items():
         ratios = [(name, by_key[f"{name}/seed"]["ratio_to_pristine"]["median"]) for name in order
                   if f"{name}/seed" in by_key]
         steps = {name: 100.0 * (r - prev) for (_, prev), (name, r) in zip(ratios, ratios[1:])}

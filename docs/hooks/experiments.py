@@ -62,7 +62,7 @@ def table_ablation(results: dict[str, Any], steps: dict[str, float]) -> str:
     """Host µs per call of the issue's pattern per build (unchanged and changing operands), then the caller fixes.
     `steps`: derived.ablation_steps(results)["unchanged"]."""
     ab = _need(results, "ablation")
-    unchanged, changing = ab["host_us"]["unchanged"], ab["host_us"].get("changing") or {}
+    unchanged, changing = ab["host"]["unchanged"], ab["host"].get("changing") or {}
     counts = ab.get("counts_per_call") or {}
     # The times first: on a phone the table scrolls, and the columns a reader comes for stay on screen.
     heads = ["build", "host µs/call, operands unchanged", "vs pristine", "change (points)",
@@ -72,8 +72,8 @@ def table_ablation(results: dict[str, Any], steps: dict[str, float]) -> str:
     def add(label: str, key: str, step: str) -> None:
         c = (counts.get("unchanged") or {}).get(key) or (counts.get("changing") or {}).get(key) or {}
         u, ch = unchanged.get(key), changing.get(key)
-        rows.append([label, cell_iqr(u["host_us"]) if u else "–", cell_ratio_iqr(u["ratio_to_pristine"]) if u else "–",
-                     step, cell_iqr(ch["host_us"]) if ch else "–",
+        rows.append([label, cell_iqr(u["host"]) if u else "–", cell_ratio_iqr(u["ratio_to_pristine"]) if u else "–",
+                     step, cell_iqr(ch["host"]) if ch else "–",
                      *(cell_count(c.get(k)) if c else "–" for k, _ in COUNT_COLUMNS)])
 
     for name, added in builds(results):

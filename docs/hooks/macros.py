@@ -7,7 +7,7 @@ variable (`r`, `r435`) and the arithmetic the pages quote on it (`d`, `d435`, se
     {{ d.calls["original/seed"].total.encodes | count }}
     {{ table("timings") }}   {{ table("counts_by_phase", run="r435") }}   {{ figure("sweep.png", "caption") }}
     {{ pending("in_situ_ns", "cudaFuncSetAttribute(GEMM kernel)", "ns") }}   "not yet measured" while absent
-    {{ r.ablation.host_us.unchanged["patched/seed"].host_us | iqr_us }}   a median with its IQR (iqr_x: ratios)
+    {{ r.ablation.host.unchanged["patched/seed"].host | iqr_us }}   a median with its IQR (iqr_x: ratios)
     {{ r.timings["original/seed"].host | iqr_us }}   a report timing with its IQR over the rounds
     {{ table("ablation") }} {{ table("layer") }} {{ table("in_situ") }}   the experiments step (experiments.py)
     {% set hp = host_path() %} {{ host_path_table("4.3.5") }} {{ doctor_reading("sm90") }}   the doctor's JSON in

@@ -117,11 +117,11 @@ def ablation_count_configs(runner: Runner) -> list[tuple[str, str, int]]:
 
 def summarize(samples: dict[str, list[float]], names: dict[str, str], baseline: str,
               timed: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """Per config: median + IQR of its host times ("host_us"), or the timings key whose times they are (a name
+    """Per config: median + IQR of its host times ("host"), or the timings key whose times they are (a name
     in `timed`: "timings_key"), and its per-round ratio to `baseline` (sample names -> keys)."""
     out: dict[str, Any] = {}
     for name, key in names.items():
-        times = {"timings_key": name} if name in timed else {"host_us": harness.spread(samples[name]).as_dict()}
+        times = {"timings_key": name} if name in timed else {"host": harness.spread(samples[name]).as_dict()}
         out[key] = {**times, "ratio_to_pristine": harness.ratio(samples, name, baseline).as_dict()}
     return out
 
@@ -174,7 +174,7 @@ def measure_ablation(runner: Runner, plan: ExperimentPlan, seed: int = 0, headli
     counts = {regime: {key_of(v, m): counted[f"{v}/{m}@{ROTATION if regime == 'changing' else 1}"]
                        for v, m in pairs} for regime, pairs in configs.items()}
     result = {"variants": runner.ablation_variants(), "rotation": ROTATION, "rounds": rounds,
-              "calls_per_sample": calls, "host_us": operands, "counts_per_call": counts,
+              "calls_per_sample": calls, "host": operands, "counts_per_call": counts,
               "caller_fixes": CALLER_FIXES,
               "measured_in": "the timings step's rounds" if headline is not None else "its own rounds",
               "note": "host us per call of the issue's pattern (seed) per build; ratios per round vs pristine seed"}

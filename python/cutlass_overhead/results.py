@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 # 2: no copies. Where a section shows a value stored elsewhere, it names it (resolved() fills it in for readers):
-# - "timings_key" (a sweep or ablation row the timings step measured): its host_us/host and loop_us are that entry's;
+# - "timings_key" (a sweep or ablation row the timings step measured): its host_us, host and loop_us are that entry's;
 # - no "kernel_us" in a sweep row: its shape's kernel time is stored once elsewhere (sweep_kernel_us);
 # - "headline" (the configs row of the user's own GEMM): its host_us per mode are the timings entries, its counts
 #   the counts entries, of the issue's pattern;
@@ -138,7 +138,7 @@ def sweep_kernel_us(results: dict[str, Any], row: dict[str, Any]) -> float | Non
 
 def resolved(results: dict[str, Any]) -> dict[str, Any]:
     """A written reading with each reference replaced by the values it names, for readers that show rows (tables,
-    pages); never written back. Sweep rows get host_us and loop_us, ablation rows host_us (the spread), candidates
+    pages); never written back. Sweep rows get host_us and loop_us, ablation rows host (the spread), candidates
     host_us, and the issue-like shape's ratios the sweep row they are of."""
     view = dict(results)
     timings = results.get("timings") or {}
@@ -159,7 +159,7 @@ def resolved(results: dict[str, Any]) -> dict[str, Any]:
                                                if row.get("headline") else row for row in configs["rows"]]}
     ablation = results.get("ablation")
     if ablation:
-        view["ablation"] = {**ablation, "host_us": {
-            regime: {key: {**row, "host_us": resolve(timings, row, "host")} if "timings_key" in row else row
-                     for key, row in rows.items()} for regime, rows in ablation["host_us"].items()}}
+        view["ablation"] = {**ablation, "host": {
+            regime: {key: {**row, "host": resolve(timings, row, "host")} if "timings_key" in row else row
+                     for key, row in rows.items()} for regime, rows in ablation["host"].items()}}
     return view
