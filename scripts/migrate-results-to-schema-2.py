@@ -105,6 +105,8 @@ def migrate(reading: dict[str, Any], where: str) -> dict[str, Any]:
                 row[what].pop("unit", None)
     for row in (reading.get("configs") or {}).get("rows") or []:
         row["config_epilogue"] = row.pop("combo")
+    if "configs" in reading:
+        reading["configs"]["counted"] = ["original", "patched"]  # configs.COUNTED, which schema 1 left unsaid
     if "processes" in reading:
         reading["processes"]["report"] = PROCESSES_REPORT
     targets = reading.get("targets") or {}

@@ -40,11 +40,12 @@ def test_the_sm90_stand_in_has_one_config_and_the_capture_cost(sm90_reading: dic
     rows = sm90_reading["configs"]["rows"]
     assert [r["config_epilogue"] for r in rows] == ["M128"]
     # The stand-in's one config is the headline GEMM: its times and counts are the timings and counts sections'.
-    assert rows[0]["headline"] and "host_us" not in rows[0] and "counts" not in rows[0]
+    assert rows[0]["headline"] and not {"host_us", "counts", "params_bytes"} & set(rows[0])
     timings, row = sm90_reading["timings"], resolved(sm90_reading)["configs"]["rows"][0]
     assert set(row["host_us"]) == set(sm90_reading["configs"]["modes"]) == {
         f"{v}/{m}" for v in ("original", "patched") for m in ("seed", "initialize_run", "floor")}
     assert all(row["host_us"][key] == timings[key]["host"] for key in row["host_us"])
+    assert row["params_bytes"] == sm90_reading["params_bytes"] and set(row["counts"]) == set(configs.COUNTED)
     cost = sm90_reading["configs"]["capture_cost"]
     # The fakes add FAKE_CAPTURE_NS to a captured call, so the capture cost is that, exactly.
     assert cost["seed_captured"]["median"] - cost["seed"]["median"] == pytest.approx(FAKE_CAPTURE_NS / 1e3)

@@ -84,11 +84,10 @@ def is_headline(ctx: Context, cfg: ConfigEpilogue) -> bool:
 
 
 def headline_row(ctx: Context, cfg: ConfigEpilogue) -> dict[str, Any]:
-    """The headline's row: what only this step says of it; "headline" names the timings and counts entries that hold
-    its host times and counts (results.resolved)."""
+    """The headline's row: what only this step says of it; "headline" names the timings and counts entries and the
+    top-level params_bytes that hold its host times, counts and Params size (results.resolved)."""
     return {"config": ctx.kernel.config_name(cfg.shape.m), "headline": True,
-            "workspace_bytes": ctx.kernel.workspace_bytes(cfg.shape, cfg.silu, cfg.bias),
-            "params_bytes": ctx.headline.params_bytes("original")}
+            "workspace_bytes": ctx.kernel.workspace_bytes(cfg.shape, cfg.silu, cfg.bias)}
 
 
 def measure(ctx: Context, errors: Errors, timings: dict[str, Any] | None) -> dict[str, Any]:
@@ -108,7 +107,7 @@ def measure(ctx: Context, errors: Errors, timings: dict[str, Any] | None) -> dic
              "workspace_bytes": ctx.kernel.workspace_bytes(Shape(m, s.n, s.k))}
             for m in WORKSPACE_MS if ctx.kernel.config_built(m, False, False)]
     out = {"rows": rows, "workspace_by_m": by_m, "rounds": ctx.plan.rounds, "calls": ctx.plan.calls,
-           "modes": [key_of(v, m) for v, m in TIMED]}
+           "modes": [key_of(v, m) for v, m in TIMED], "counted": list(COUNTED)}
     if ctx.kernel.kind == "sm90":
         out["capture_cost"] = attempt(errors, "configs capture cost", lambda: capture_cost(ctx))
     return out

@@ -15,7 +15,7 @@ from typing import Any
 # - "timings_key" (a sweep or ablation row the timings step measured): its host_us, host and loop_us are that entry's;
 # - no "kernel_us" in a sweep row: its shape's kernel time is stored once elsewhere (sweep_kernel_us);
 # - "headline" (the configs row of the user's own GEMM): its host_us per mode are the timings entries, its counts
-#   the counts entries, of the issue's pattern;
+#   the counts entries of the issue's pattern, its params_bytes the top-level one;
 # - "from" (a candidate): the path of its host time;
 # - "sweep_row" (a ratio at the issue-like shape): the index of the sweep row it is of.
 SCHEMA = 2
@@ -152,11 +152,11 @@ def resolved(results: dict[str, Any]) -> dict[str, Any]:
     configs = results.get("configs")
     if configs:
         counts = results.get("counts") or {}
-        view["configs"] = {**configs, "rows": [{**row, "host_us": {key: timings[key]["host"] for key in configs["modes"]
-                                                                   if key in timings},
-                                                "counts": {v: counts[f"{v}/seed"] for v in ("original", "patched")
-                                                           if f"{v}/seed" in counts}}
-                                               if row.get("headline") else row for row in configs["rows"]]}
+        view["configs"] = {**configs, "rows": [
+            {**row, "params_bytes": results.get("params_bytes"),
+             "host_us": {key: timings[key]["host"] for key in configs["modes"] if key in timings},
+             "counts": {v: counts[f"{v}/seed"] for v in configs.get("counted", []) if f"{v}/seed" in counts}}
+            if row.get("headline") else row for row in configs["rows"]]}
     ablation = results.get("ablation")
     if ablation:
         view["ablation"] = {**ablation, "host": {
