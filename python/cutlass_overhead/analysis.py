@@ -20,7 +20,7 @@ from ._steps import key_of, require
 from .harness import mean, median
 from .vocabulary import BOUNDS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, KERNEL_LAUNCH_APIS, SUSPECTS
 from .present import fmt
-from .results import Results, resolve, sweep_kernel_us
+from .results import Results, resolve, row_kernel_us
 from .workloads import CountRow, Record
 
 ATTRIBUTION_VARIANTS: tuple[str, ...] = ("original", "patched", "direct", "O0")
@@ -208,7 +208,7 @@ def sweep_rows(shape: dict[str, int], kernel: float, timed: Sequence[dict[str, A
     """Sweep rows at one shape: the report's host and loop times beside the child's kernel time. At the headline
     shape the times are the timings step's and the kernel time the top-level kernel_us: the rows name their timings
     entry ("timings_key") instead of repeating them; `kernel_stored`: the shape's kernel time is stored elsewhere
-    (the kernel search's), so the rows leave it out (results.sweep_kernel_us finds it)."""
+    (the kernel search's), so the rows leave it out (results.row_kernel_us finds it)."""
     unsynced = {(t["variant"], t["mode"]): t["host_us"] for t in timed if not t["sync_each_call"]}
     rows: list[dict[str, Any]] = []
     for t in timed:
@@ -262,9 +262,8 @@ def issue_shape_rows(results: Results) -> list[tuple[int, dict[str, Any]]]:
 
 def issue_shape_ratios(results: Results) -> list[dict[str, Any]]:
     """loop / kernel at the issue-like shape, to set beside the issue's 625 / 91, by the sweep row it is of."""
-    kernels = {"kernel_us": results.kernel_us, "kernel_search": results.kernel_search}
     return [{"sweep_row": i, "loop_over_kernel": resolve(results.timings or {}, r, "loop_us")
-             / sweep_kernel_us(kernels, r)} for i, r in issue_shape_rows(results)]
+             / row_kernel_us(r, results.kernel_us, results.kernel_search)} for i, r in issue_shape_rows(results)]
 
 
 def candidates_625(results: Results, gpu: str) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 # 2: no copies. Where a section shows a value stored elsewhere, it names it (resolved() fills it in for readers):
 # - "timings_key" (a sweep or ablation row the timings step measured): its host_us, host and loop_us are that entry's;
-# - no "kernel_us" in a sweep row: its shape's kernel time is stored once elsewhere (sweep_kernel_us);
+# - no "kernel_us" in a sweep row: its shape's kernel time is stored once elsewhere (row_kernel_us);
 # - "headline" (the configs row of the user's own GEMM): its host_us per mode are the timings entries, its counts
 #   the counts entries of the issue's pattern, its params_bytes the top-level one;
 # - "from" (a candidate): the path of its host time;
@@ -125,14 +125,14 @@ def phase_order(results: dict[str, Any]) -> list[str]:
     return list(seen)
 
 
-def sweep_kernel_us(results: dict[str, Any], row: dict[str, Any]) -> float | None:
-    """A sweep row's kernel time: its own, else the headline's (kernel_us; a row naming a timings entry is at the
+def row_kernel_us(row: dict[str, Any], kernel_us: float | None, kernel_search: dict[str, Any] | None) -> float | None:
+    """A sweep row's kernel time: its own, else the headline's (`kernel_us`; a row naming a timings entry is at the
     headline shape), else the kernel search's at the shape it chose."""
     if "kernel_us" in row:
         return row["kernel_us"]
     if "timings_key" in row:
-        return results.get("kernel_us")
-    chosen = (results.get("kernel_search") or {}).get("chosen") or {}
+        return kernel_us
+    chosen = (kernel_search or {}).get("chosen") or {}
     return chosen.get("kernel_us") if all(chosen.get(x) == row[x] for x in "mnk") else None
 
 
@@ -142,8 +142,9 @@ def resolved(results: dict[str, Any]) -> dict[str, Any]:
     host_us, and the issue-like shape's ratios the sweep row they are of."""
     view = dict(results)
     timings = results.get("timings") or {}
-    view["sweep"] = [{**r, "kernel_us": sweep_kernel_us(results, r), "host_us": resolve(timings, r, "host_us"),
-                      "loop_us": resolve(timings, r, "loop_us")} for r in results.get("sweep") or []]
+    view["sweep"] = [{**r, "kernel_us": row_kernel_us(r, results.get("kernel_us"), results.get("kernel_search")),
+                      "host_us": resolve(timings, r, "host_us"), "loop_us": resolve(timings, r, "loop_us")}
+                     for r in results.get("sweep") or []]
     if results.get("issue_shape_ratios") is not None:
         view["issue_shape_ratios"] = [{**view["sweep"][r["sweep_row"]], **r} for r in results["issue_shape_ratios"]]
     if results.get("candidates_625") is not None:
