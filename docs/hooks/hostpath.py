@@ -48,7 +48,8 @@ def groups(per_api: dict[str, float], domains: dict[str, str]) -> dict[str, floa
 
 
 def config_rows(doc: dict[str, Any], where: str) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    """({variant: {config x epilogue: {groups..., workspace_bytes, host_us: {mode: spread}}}}, {variant: {config x epilogue: {phase: groups}}})
+    """({variant: {config x epilogue: {groups..., workspace_bytes, host_us: {mode: spread}}}},
+    {variant: {config x epilogue: {phase: groups}}})
     of one --every-config reading."""
     if not (doc.get("configs") or {}).get("rows"):
         raise ResultsError(f"{where} has no configs rows: it was not run with --every-config")
@@ -68,9 +69,9 @@ def config_rows(doc: dict[str, Any], where: str) -> tuple[dict[str, dict[str, An
 
 
 def load(root: Path) -> dict[str, Any]:
-    """{label, readings: {key: the doctor's JSON}, matrix: {version: {kind: {variant: {config x epilogue: row}}}}, phases: (same
-    nesting) -> config x epilogue -> phase -> groups, shape: {version: {kind: {rounds, calls}}}, pipeline: {key: pipeline_reading},
-    parts: {key: priced_by_group of its reading}, dir: the page-relative folder}."""
+    """{label, readings: {key: the doctor's JSON}, matrix: {version: {kind: {variant: {config x epilogue: row}}}},
+    phases: (same nesting) -> config x epilogue -> phase -> groups, shape: {version: {kind: {rounds, calls}}},
+    pipeline: {key: pipeline_reading}, parts: {key: priced_by_group of its reading}, dir: the page-relative folder}."""
     where = root / RESULTS / NAME
     data: dict[str, Any] = {"matrix": {}, "phases": {}, "shape": {}, "readings": {}, "label": None,
                             "dir": f"results/{NAME}"}

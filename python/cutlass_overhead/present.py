@@ -95,9 +95,9 @@ def sweep_table(rows: list[dict[str, Any]]) -> str:
     return format_table("Size sweep (us)", ["MxNxK", "kernel", "variant/mode", "sync", "host", "loop", "model"], body)
 
 
-def candidates_table(rows: list[dict[str, Any]]) -> str:
-    """Each candidate's host time (results.resolved) and over the first's, the baseline."""
-    base = rows[0].get("host_us") if rows else None
+def candidates_table(rows: list[dict[str, Any]], base: float | None) -> str:
+    """Each candidate's host time (results.resolved) and over `base`, the issue's pattern's (timings original/seed),
+    as the site's table divides."""
     body = []
     for r in rows:
         us = r.get("host_us")
@@ -122,7 +122,8 @@ def print_report(reading: dict[str, Any]) -> None:
                               [[e["phase"], e["dims"], e["box"], e["ns"]] for e in results.get("encode_costs") or []]))
     parts += attribution_tables(results.get("attribution") or {})
     parts.append(sweep_table(results.get("sweep") or []))
-    parts.append(candidates_table(results.get("candidates_625") or []))
+    parts.append(candidates_table(results.get("candidates_625") or [],
+                                  (results.get("timings") or {}).get("original/seed", {}).get("host_us")))
     parts.append(format_table(f"loop / kernel at the issue-like shape (the issue reports {ISSUE_LOOP_US:g} / "
                               f"{ISSUE_KERNEL_US:g} = {ISSUE_LOOP_US / ISSUE_KERNEL_US:.2f})",
                               ["variant/mode", "sync", "kernel us", "loop us", "loop / kernel"],
