@@ -10,11 +10,12 @@ Operands are DLPack tensors (torch, cupy, jax); ``stream`` is a CUDA stream obje
 
 from __future__ import annotations
 
+import copy
 import numbers
 from typing import Any
 
 from . import _build_info
-from ._variants import VariantUnavailable, available, load
+from ._variants import VariantUnavailable, ablation_variants, available, load
 
 __all__ = ["Mode", "Phase", "VariantUnavailable", "available", "build_info", "nvfp4_scale_bytes", "run_nvfp4_gemm",
            "run_sm90_gemm", "stream_handle"]
@@ -39,22 +40,12 @@ def nvfp4_scale_bytes(rows: int, k: int) -> int:
 
 
 def build_info() -> dict[str, Any]:
-    """The CUTLASS version and patch series this installation was compiled with."""
-    return {
-        "cutlass_version": _build_info.CUTLASS_VERSION,
-        "cutlass_origin": _build_info.CUTLASS_ORIGIN,
-        "cutlass_root": _build_info.CUTLASS_ROOT,
-        "cutlass_describe": _build_info.CUTLASS_DESCRIBE,
-        "patch_series": _build_info.PATCH_SERIES,
-        "patches": list(_build_info.PATCHES),
-        "patch_sha256_prefixes": list(_build_info.PATCH_SHA256_PREFIXES),
-        "cuda_archs": list(_build_info.CUDA_ARCHS),
-        "nvcc_version": _build_info.NVCC_VERSION,
-        "build_type": _build_info.BUILD_TYPE,
-        "build_options": dict(_build_info.BUILD_OPTIONS),
-        "modules": list(_build_info.MODULES),
-        "ablation": [dict(e) for e in getattr(_build_info, "ABLATION", [])],
-    }
+    """The CUTLASS version and patch series this installation was compiled with (copies: _build_info's names, lower
+    case; "ablation" is [] in a build older than it)."""
+    names = ("CUTLASS_VERSION", "CUTLASS_ORIGIN", "CUTLASS_ROOT", "CUTLASS_DESCRIBE", "PATCH_SERIES", "PATCHES",
+             "PATCH_SHA256_PREFIXES", "CUDA_ARCHS", "NVCC_VERSION", "BUILD_TYPE", "BUILD_OPTIONS", "MODULES")
+    return {**{name.lower(): copy.deepcopy(getattr(_build_info, name)) for name in names},
+            "ablation": ablation_variants()}
 
 
 def stream_handle(stream: Any) -> int:

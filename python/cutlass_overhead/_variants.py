@@ -7,6 +7,8 @@ import importlib
 from functools import cache
 from types import ModuleType
 
+from . import _build_info
+
 # Variant modules built by CMakeLists.txt, by kernel.
 SM90_VARIANTS = ("original", "patched", "direct", "O0", "O0_patched")
 NVFP4_VARIANTS = ("original", "patched", "O0", "O0_patched")
@@ -34,8 +36,6 @@ def _preload_libcuda() -> str | None:
 def ablation_variants() -> list[dict[str, object]]:
     """The per-commit ablation's SM90 variants this build has (CO_BUILD_ABLATION; cmake/Ablation.cmake), in
     series order, the full series ("patched") last; [] without the option."""
-    from . import _build_info
-
     return [dict(e) for e in getattr(_build_info, "ABLATION", [])]
 
 
@@ -58,8 +58,6 @@ def load(kind: str, variant: str) -> ModuleType:
     if kind not in known or variant not in known[kind]:
         raise ValueError(f"unknown variant {kind}/{variant}; known: " +
                          ", ".join(f"{k}/{v}" for k, vs in known.items() for v in vs))
-    from . import _build_info
-
     name = f"_{kind}_{variant}"
     if name not in _build_info.MODULES:
         archs = ";".join(_build_info.CUDA_ARCHS)

@@ -13,40 +13,33 @@ import bisect
 import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from statistics import fmean, median
 from typing import Any
 
 from . import harness
 from ._steps import key_of, require
-from .harness import mean, median
 from .vocabulary import BOUNDS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, KERNEL_LAUNCH_APIS, SUSPECTS
 from .present import fmt
 from .results import Results, resolve, row_kernel_us
 from .workloads import CountRow, Record
 
 ATTRIBUTION_VARIANTS: tuple[str, ...] = ("original", "patched", "direct", "O0")
+SEED_KEY = key_of("original", "seed")
 # A timing key with a cudaStreamSynchronize after every call ends in this suffix.
 SYNC_SUFFIX = "/sync_each_call"
-SYNC_KEY = key_of("original", "seed") + SYNC_SUFFIX
-
-FUNC_ATTRIBUTE_PROBE_PREFIX = "cudaFuncSetAttribute("
-LAUNCH_PROBE_PREFIX = "kernel launch"
-MALLOC_PROBE = "cudaMalloc(0)"
+SYNC_KEY = SEED_KEY + SYNC_SUFFIX
 ENCODE_API = "cuTensorMapEncodeTiled"
 
 # The K step of the search for a kernel as long as the issue's.
 SEARCH_K_STEP = 256
 
 
-# ---- Counts -------------------------------------------------------------------------------------------
-
-
 def count_difference(more: list[CountRow], fewer: list[CountRow]) -> dict[tuple[str, str, str], int]:
     """Per (phase, domain, api): calls in the longer session minus calls in the shorter one."""
-    table: dict[tuple[str, str, str], int] = defaultdict(int)
-    for phase, domain, api, n in more:
-        table[(phase, domain, api)] += n
-    for phase, domain, api, n in fewer:
-        table[(phase, domain, api)] -= n
+    table: Counter[tuple[str, str, str]] = Counter()
+    for sign, rows in ((1, more), (-1, fewer)):
+        for phase, domain, api, n in rows:
+            table[(phase, domain, api)] += sign * n
     return {key: n for key, n in table.items() if n != 0}
 
 
@@ -63,9 +56,6 @@ def counts_entry(difference: dict[tuple[str, str, str], int], calls: int) -> dic
                       "the benchmark harness's own fixed calls cancel"}
 
 
-# ---- Attribution ----------------------------------------------------------------------------------------
-
-
 # The experiments' in-situ keys (experiments.in_situ_key) for cudaFuncSetAttribute on the GEMM's own kernel.
 IN_SITU_GEMM_ATTRIBUTE = ("cudaFuncSetAttribute(GEMM kernel)",
                           "cudaFuncSetAttribute(GEMM kernel, NonPortableClusterSizeAllowed)")
@@ -80,27 +70,21 @@ def price_table(unit_costs: dict[str, float], encode_costs: list[dict[str, Any]]
     prices = {api: {"probe": api, "ns": ns} for api, ns in unit_costs.items() if api.isidentifier()}
     if encode_costs:
         prices[ENCODE_API] = {"probe": f"mean of the {len(encode_costs)} measured encodes",
-                              "ns": mean([e["ns"] for e in encode_costs])}
-    attribute = [ns for name, ns in unit_costs.items() if name.startswith(FUNC_ATTRIBUTE_PROBE_PREFIX)]
+                              "ns": fmean([e["ns"] for e in encode_costs])}
+    attribute = [ns for name, ns in unit_costs.items() if name.startswith("cudaFuncSetAttribute(")]
     in_situ = [in_situ_ns[k] for k in IN_SITU_GEMM_ATTRIBUTE if k in (in_situ_ns or {})]
     if in_situ:
         prices["cudaFuncSetAttribute"] = {"probe": "cudaFuncSetAttribute on the GEMM's own kernel (in situ, "
-                                                   "mean of the two attributes)", "ns": mean(in_situ)}
+                                                   "mean of the two attributes)", "ns": fmean(in_situ)}
     elif attribute:
         prices["cudaFuncSetAttribute"] = {"probe": "mean of the cudaFuncSetAttribute(...) probes",
-                                          "ns": mean(attribute)}
-    if MALLOC_PROBE in unit_costs:
-        prices["cudaMalloc"] = {"probe": MALLOC_PROBE, "ns": unit_costs[MALLOC_PROBE]}
-    launch = sorted(name for name in unit_costs if name.startswith(LAUNCH_PROBE_PREFIX))
+                                          "ns": fmean(attribute)}
+    if "cudaMalloc(0)" in unit_costs:
+        prices["cudaMalloc"] = {"probe": "cudaMalloc(0)", "ns": unit_costs["cudaMalloc(0)"]}
+    launch = min((name for name in unit_costs if name.startswith("kernel launch")), default=None)
     for api in KERNEL_LAUNCH_APIS if launch else ():
-        prices[api] = {"probe": launch[0], "ns": unit_costs[launch[0]]}
+        prices[api] = {"probe": launch, "ns": unit_costs[launch]}
     return prices
-
-
-def _contained(spans: list[tuple[int, int]], start: int, end: int) -> bool:
-    """Whether [start, end] lies inside one of the sorted, non-overlapping spans."""
-    i = bisect.bisect_right(spans, (start, math.inf)) - 1
-    return i >= 0 and spans[i][1] >= end
 
 
 def nested_fractions(records: Sequence[Record]) -> dict[str, float]:
@@ -115,21 +99,10 @@ def nested_fractions(records: Sequence[Record]) -> dict[str, float]:
     for kind, name, start, end, _, thread in records:
         if kind == "driver":
             total[name] += 1
-            inside[name] += _contained(spans.get(thread, []), start, end)
+            s = spans.get(thread, [])
+            i = bisect.bisect_right(s, (start, math.inf)) - 1  # the last span that starts at or before this call
+            inside[name] += i >= 0 and s[i][1] >= end
     return {name: inside[name] / n for name, n in total.items()}
-
-
-def split_nested(api: str, domain: str, count: float, priced: bool, nested: dict[str, float] | None) -> float:
-    """How many of `count` driver calls were made inside runtime calls (so the runtime call's price covers them).
-
-    From the variant's timeline where it saw the API; otherwise by rule: a driver call with a unit cost of its
-    own (cuTensorMapEncodeTiled, cuDriverGetVersion) is the library's, any other one is the runtime's.
-    """
-    if domain != "driver":
-        return 0.0
-    if nested is not None and api in nested:
-        return count * nested[api]
-    return 0.0 if priced else count
 
 
 def attribute_phase(phase: str, per_call: dict[str, float], domains: dict[str, str], measured_us: float,
@@ -139,7 +112,15 @@ def attribute_phase(phase: str, per_call: dict[str, float], domains: dict[str, s
     unpriced: list[dict[str, Any]] = []
     for api, count in sorted(per_call.items()):
         domain = domains.get(api, "runtime")
-        within = split_nested(api, domain, count, api in prices, nested)
+        # Driver calls made inside runtime calls are priced through the runtime call: the share the variant's
+        # timeline saw, else by rule: a driver call with a unit cost of its own (cuTensorMapEncodeTiled,
+        # cuDriverGetVersion) is the library's, any other one is the runtime's.
+        if domain != "driver":
+            within = 0.0
+        elif nested is not None and api in nested:
+            within = count * nested[api]
+        else:
+            within = 0.0 if api in prices else count
         own = count - within
         if within > 0:
             inside.append({"api": api, "count": within})
@@ -154,15 +135,6 @@ def attribute_phase(phase: str, per_call: dict[str, float], domains: dict[str, s
             "remainder_us": measured_us - explained, "terms": terms, "nested": inside, "unpriced": unpriced}
 
 
-def attribute_variant(counts: dict[str, Any], timing: dict[str, Any], prices: dict[str, dict[str, Any]],
-                      nested: dict[str, float] | None, phase_order: Sequence[str]) -> list[dict[str, Any]]:
-    per_call, phase_us = counts["per_call"], timing["phase_us"]
-    phases = [p for p in phase_order if per_call.get(p) or phase_us.get(p, 0.0) > 0]
-    phases += [p for p in per_call if p not in phases]
-    return [attribute_phase(p, per_call.get(p, {}), counts["domains"], phase_us.get(p, 0.0), prices, nested)
-            for p in phases]
-
-
 def attribution(results: Results, timelines: dict[str, list[Record]],
                 phase_order: Sequence[str]) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]]]:
     """(the attribution of every seed variant with both counts and timings, the price table it used)."""
@@ -174,11 +146,12 @@ def attribution(results: Results, timelines: dict[str, list[Record]],
         key = key_of(variant, "seed")
         if key in counts and key in timings:
             nested = nested_fractions(timelines[variant]) if variant in timelines else None
-            out[key] = attribute_variant(counts[key], timings[key], prices, nested, phase_order)
+            per_call, phase_us = counts[key]["per_call"], timings[key]["phase_us"]
+            phases = [p for p in phase_order if per_call.get(p) or phase_us.get(p, 0.0) > 0]
+            phases += [p for p in per_call if p not in phases]
+            out[key] = [attribute_phase(p, per_call.get(p, {}), counts[key]["domains"], phase_us.get(p, 0.0),
+                                        prices, nested) for p in phases]
     return out, prices
-
-
-# ---- Kernel time, the loop model, the sweep --------------------------------------------------------
 
 
 def median_kernel_us(records: Sequence[Record]) -> float:
@@ -223,14 +196,9 @@ def sweep_rows(shape: dict[str, int], kernel: float, timed: Sequence[dict[str, A
 
 def relative_records(records: Sequence[Record]) -> list[dict[str, Any]]:
     """A timeline for the JSON: times in us from its first record, in start order."""
-    if not records:
-        return []
-    t0 = min(r[2] for r in records)
+    t0 = min((r[2] for r in records), default=0)
     return [{"kind": kind, "name": name, "start_us": (start - t0) / 1e3, "end_us": (end - t0) / 1e3,
              "thread": thread} for kind, name, start, end, _, thread in sorted(records, key=lambda r: r[2])]
-
-
-# ---- Candidates, targets -------------------------------------------------------------------------------
 
 
 def candidate(cause: str, source: Sequence[str | int] | None, gpu: str, missing: str = "") -> dict[str, Any]:
@@ -241,23 +209,10 @@ def candidate(cause: str, source: Sequence[str | int] | None, gpu: str, missing:
     return {"cause": cause, "measured_on": gpu, "from": list(source)}
 
 
-def issue_candidate() -> dict[str, Any]:
-    """What the issue reports, and the host cost per call it implies under either loop model."""
-    implied = {"without sync (loop = max(kernel, host))": ISSUE_LOOP_US,
-               "with sync per call (loop = kernel + host)": ISSUE_LOOP_US - ISSUE_KERNEL_US}
-    return {"cause": "the issue's report (reported there, not measured here)", "source": ISSUE,
-            "measured_on": None, "reported_kernel_us": ISSUE_KERNEL_US, "reported_loop_us": ISSUE_LOOP_US,
-            "reported_ratio": ISSUE_LOOP_US / ISSUE_KERNEL_US, "implied_host_us": implied,
-            "note": "Blackwell/Thor numbers from the issue; this program measured nothing on that machine"}
-
-
 def issue_shape_rows(results: Results) -> list[tuple[int, dict[str, Any]]]:
     """The sweep's rows (index, row) at the shape whose kernel takes about as long as the issue's."""
     chosen = (results.kernel_search or {}).get("chosen")
-    if not chosen:
-        return []
-    key = (chosen["m"], chosen["n"], chosen["k"])
-    return [(i, r) for i, r in enumerate(results.sweep or []) if (r["m"], r["n"], r["k"]) == key]
+    return [(i, r) for i, r in enumerate(results.sweep or []) if chosen and all(r[x] == chosen[x] for x in "mnk")]
 
 
 def issue_shape_ratios(results: Results) -> list[dict[str, Any]]:
@@ -270,8 +225,7 @@ def candidates_625(results: Results, gpu: str) -> list[dict[str, Any]]:
     """The candidates for the issue's 625 us loop around a 91 us kernel, each by where it is measured; readers
     divide by the first (the baseline) for the factor."""
     require(results, "timings:original/seed")
-    timings, tracing = results.timings or {}, results.tracing_cost or {}
-    o0_missing = (results.variants or {}).get("O0") or "O0/seed was not timed"
+    no_o0 = (results.variants or {}).get("O0") or "O0/seed was not timed"
     chosen = (results.kernel_search or {}).get("chosen") or {}
     issue_shape = (f"M={chosen.get('m')} N={chosen.get('n')} K={chosen.get('k')}, "
                    f"kernel {fmt(chosen.get('kernel_us'))} us")
@@ -279,23 +233,27 @@ def candidates_625(results: Results, gpu: str) -> list[dict[str, Any]]:
               for i, r in issue_shape_rows(results)
               if (r["variant"], r["mode"], r["sync_each_call"]) == ("original", "seed", True)]
 
-    def timed(key: str) -> list[str] | None:
-        return ["timings", key, "host_us"] if key in timings else None
+    def stored(section: str, *path: str) -> list[str] | None:
+        return [section, *path] if path[0] in (getattr(results, section) or {}) else None
 
     rows = [
-        candidate("original CUTLASS, host code -O3 (baseline)", timed("original/seed"), gpu),
-        candidate("host code built -O0 (a CMake Debug build)", timed("O0/seed"), gpu, o0_missing),
-        candidate("CUPTI API tracing on (a profiler attached)",
-                  ["tracing_cost", "on_host_us"] if "on_host_us" in tracing else None, gpu),
-        candidate("-O0 host build and CUPTI tracing together",
-                  ["tracing_cost", "o0_on_host_us"] if "o0_on_host_us" in tracing else None, gpu, o0_missing),
+        candidate("original CUTLASS, host code -O3 (baseline)", stored("timings", SEED_KEY, "host_us"), gpu),
+        candidate("host code built -O0 (a CMake Debug build)", stored("timings", "O0/seed", "host_us"), gpu, no_o0),
+        candidate("CUPTI API tracing on (a profiler attached)", stored("tracing_cost", "on_host_us"), gpu),
+        candidate("-O0 host build and CUPTI tracing together", stored("tracing_cost", "o0_on_host_us"), gpu, no_o0),
         candidate("cudaStreamSynchronize after every call (host waits for each kernel; headline shape)",
-                  timed(SYNC_KEY), gpu),
+                  stored("timings", SYNC_KEY, "host_us"), gpu),
         candidate(f"cudaStreamSynchronize after every call at the issue-like shape ({issue_shape}; includes the wait)",
                   synced[0] if synced else None, gpu,
                   "no shape with an issue-like kernel time was measured"),
     ]
-    return rows + [issue_candidate()]
+    # What the issue reports, and the host cost per call it implies under either loop model.
+    implied = {"without sync (loop = max(kernel, host))": ISSUE_LOOP_US,
+               "with sync per call (loop = kernel + host)": ISSUE_LOOP_US - ISSUE_KERNEL_US}
+    return rows + [{"cause": "the issue's report (reported there, not measured here)", "source": ISSUE,
+                    "measured_on": None, "reported_kernel_us": ISSUE_KERNEL_US, "reported_loop_us": ISSUE_LOOP_US,
+                    "reported_ratio": ISSUE_LOOP_US / ISSUE_KERNEL_US, "implied_host_us": implied,
+                    "note": "Blackwell/Thor numbers from the issue; this program measured nothing on that machine"}]
 
 
 # The series' target ratios: (numerator, denominator) blocks of the timings step's rounds.
@@ -317,19 +275,14 @@ def targets(results: Results) -> dict[str, Any]:
             if num in samples and den in samples}
 
 
-# ---- The verdict: what bounds the loop, where the host time goes, which suspects matter --------------------
-
 # Calls in one steady-state call that make the host wait for the GPU.
 SYNCHRONIZING_APIS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMemcpy")
-SEED_KEY = key_of("original", "seed")
 
 
 def noise_half_width(results: Results) -> float:
     """The smallest relative effect this run resolves: the A/A ratio's farthest quartile from 1 (0 if unknown)."""
     noise = (results.noise_floor or {}).get("headline") or {}
-    if "q1" not in noise:
-        return 0.0
-    return max(abs(noise["q1"] - 1.0), abs(noise["q3"] - 1.0))
+    return max(abs(noise["q1"] - 1.0), abs(noise["q3"] - 1.0)) if "q1" in noise else 0.0
 
 
 def suspect_row(what: str, ratio: dict[str, float] | None, base_us: float | None, half: float, how: str,
@@ -349,9 +302,10 @@ def suspect_row(what: str, ratio: dict[str, float] | None, base_us: float | None
             "reading": f"{sign} {abs(change) * base_us:.2f} us per call (x{ratio['median']:.3f})"}
 
 
-def timed_suspects(results: Results, half: float) -> list[dict[str, Any]]:
+def suspect_rows(results: Results, half: float) -> list[dict[str, Any]]:
     """The suspects the common steps measured: -O0 host code and a sync per call (per-round ratios in the
-    timings step's rounds), a profiler attached (the CUPTI child's traced time over this process's)."""
+    timings step's rounds), a profiler attached (the CUPTI child's traced time over this process's); then the
+    suspects step's readings (suspects.py), each against its own baseline."""
     samples = (results.headline_samples or {}).get("host_us") or {}
     base = (results.timings or {}).get(SEED_KEY, {}).get("host_us")
 
@@ -370,13 +324,7 @@ def timed_suspects(results: Results, half: float) -> list[dict[str, Any]]:
         ratio = {"median": on["median"] / timed["median"], "q1": on["q1"] / timed["q3"], "q3": on["q3"] / timed["q1"]}
     rows.append(suspect_row(SUSPECTS["profiler"], ratio, base, half,
                             "the CUPTI child's host time with tracing on over this process's (a ratio of medians)"))
-    return rows
-
-
-def measured_suspects(results: Results, half: float) -> list[dict[str, Any]]:
-    """The suspects step's readings (suspects.py), each against its own baseline."""
     found = results.suspects or {}
-    rows = []
     for name in ("allocation", "copy_load", "kernel_load"):
         s = found.get(name)
         if s:
@@ -426,7 +374,7 @@ def verdict(results: Results) -> dict[str, Any]:
     else:
         bound = host_bound if host >= kernel else gpu_bound
     half = noise_half_width(results)
-    suspects = timed_suspects(results, half) + measured_suspects(results, half)
+    suspects = suspect_rows(results, half)
     suspects.sort(key=lambda r: -(r["effect_us"] if r.get("effect_us") is not None else -math.inf))
     parts = host_parts(results.attribution or {}, host)
     return {"bound": bound, "synchronizing_calls": syncs, "noise_half_width": half, "parts": parts,

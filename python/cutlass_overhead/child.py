@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +40,6 @@ CHILD_STEP = "cupti child"
 SEARCH_START = (4096, 4096, 2048)
 
 
-# ---- Counts and captured encodes -----------------------------------------------------------------------
-
-
 def per_call_counts(ctx: Context, w: Workload, variant: str, mode: str) -> dict[str, Any]:
     n = ctx.plan.count_calls
     w.bench(variant, mode, 1, ctx.plan.warmup)  # warm-up, outside the counting
@@ -51,24 +48,19 @@ def per_call_counts(ctx: Context, w: Workload, variant: str, mode: str) -> dict[
     return counts_entry(count_difference(more, fewer), n)
 
 
-def measure_each(ctx: Context, errors: Errors, keys: Sequence[tuple[str, str]], label: str,
-                 measure: Callable[[str, str], dict[str, Any]]) -> dict[str, Any]:
-    """measure(variant, mode) for each built variant in `keys`, keyed "variant/mode"; failures are recorded."""
+def measure_counts(ctx: Context, errors: Errors) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for variant, mode in keys:
+    for variant, mode in COUNT_KEYS:
         if variant in ctx.kernel.variants:
-            entry = attempt(errors, f"{label} {key_of(variant, mode)}", lambda: measure(variant, mode))
+            key = key_of(variant, mode)
+            entry = attempt(errors, f"counts {key}", lambda: per_call_counts(ctx, ctx.headline, variant, mode))
             if entry is not None:
-                out[key_of(variant, mode)] = entry
+                out[key] = entry
     return out
 
 
-def measure_counts(ctx: Context, errors: Errors) -> dict[str, Any]:
-    return measure_each(ctx, errors, COUNT_KEYS, "counts", lambda v, m: per_call_counts(ctx, ctx.headline, v, m))
-
-
 def capture_encodes(ctx: Context) -> list[dict[str, Any]]:
-    """CUPTI child: the inputs of each cuTensorMapEncodeTiled one original seed call makes."""
+    """The inputs of each cuTensorMapEncodeTiled one original seed call makes."""
     w, b = ctx.headline, ctx.backend
 
     def one_call() -> None:
@@ -80,18 +72,14 @@ def capture_encodes(ctx: Context) -> list[dict[str, Any]]:
     return [dict(e) for e in b.captured_encodes()]
 
 
-# ---- Kernel times and the search for an issue-like kernel ------------------------------------------
+def kernel_us(ctx: Context, w: Workload) -> float:
+    w.bench("original", "floor", 1, ctx.plan.warmup)
+    return median_kernel_us(ctx.backend.timeline(lambda: w.bench("original", "floor", ctx.plan.kernel_calls, 0)))
 
 
-def kernel_us(ctx: Context, w: Workload, variant: str = "original") -> float:
-    w.bench(variant, "floor", 1, ctx.plan.warmup)
-    records = ctx.backend.timeline(lambda: w.bench(variant, "floor", ctx.plan.kernel_calls, 0))
-    return median_kernel_us(records)
-
-
-def search_issue_shape(ctx: Context, target_us: float = ISSUE_KERNEL_US) -> dict[str, Any]:
+def search_issue_shape(ctx: Context) -> dict[str, Any]:
     """Finds a shape whose kernel takes about as long as the issue's, by measuring, from SEARCH_START."""
-    shape = Shape(*SEARCH_START)
+    shape, target_us = Shape(*SEARCH_START), ISSUE_KERNEL_US
     reason = ctx.kernel.unsupported(shape)
     if reason:
         return {"target_us": target_us, "status": f"not searched: {reason}", "tried": [], "chosen": None}
@@ -109,17 +97,14 @@ def search_issue_shape(ctx: Context, target_us: float = ISSUE_KERNEL_US) -> dict
 
 
 def child_sweep_kernels(ctx: Context, errors: Errors, shapes: Sequence[dict[str, int]]) -> list[dict[str, Any]]:
-    """CUPTI child: the kernel time at each sweep shape the parent timed."""
+    """The kernel time at each sweep shape the parent timed."""
     found: list[dict[str, Any]] = []
     for s in shapes:
-        shape = Shape(s["m"], s["n"], s["k"])
+        shape = Shape(**s)
         us = attempt(errors, f"kernel time {shape.label()}", lambda: kernel_us(ctx, ctx.kernel.make(shape)))
         if us is not None:
             found.append({**shape.as_dict(), "kernel_us": us})
     return found
-
-
-# ---- Tracing cost ------------------------------------------------------------------------------------
 
 
 def seed_host_us(ctx: Context, variant: str, traced: bool) -> harness.Spread:
@@ -137,16 +122,9 @@ def seed_host_us(ctx: Context, variant: str, traced: bool) -> harness.Spread:
     return harness.spread(samples)
 
 
-def before_any_cupti(ctx: Context, errors: Errors) -> float | None:
-    """CUPTI child, first of all: its own original/seed host time before it has used CUPTI, for the residue
-    check only (the pattern's host time is the report's timings step, measured in the parent)."""
-    s = attempt(errors, "host time before any CUPTI use", lambda: seed_host_us(ctx, "original", traced=False))
-    return None if s is None else s.median
-
-
 def tracing_on(ctx: Context, errors: Errors) -> dict[str, Any]:
-    """CUPTI child: original/seed (and O0/seed) host us per call with count_calls active. The untraced times
-    they are compared with are the parent's timings (merge_child): one value for each quantity."""
+    """original/seed (and O0/seed) host us per call with count_calls active. The untraced times they are
+    compared with are the parent's timings (merge_child): one value for each quantity."""
     on = seed_host_us(ctx, "original", traced=True)
     cost: dict[str, Any] = {"on_host_us": on.median, "on_host": on.as_dict()}
     if "O0" in ctx.kernel.variants:
@@ -156,17 +134,15 @@ def tracing_on(ctx: Context, errors: Errors) -> dict[str, Any]:
     return cost
 
 
-def cupti_residue(ctx: Context, before: float | None) -> dict[str, Any]:
-    """CUPTI child, last: original/seed host time again after all its CUPTI use, against its own time before
-    any; a ratio far from 1 means tracing left a cost in the process (why the parent never uses CUPTI)."""
+def cupti_residue(ctx: Context, before: harness.Spread | None) -> dict[str, Any]:
+    """original/seed host time again after all the child's CUPTI use, against its own time before any; a ratio
+    far from 1 means tracing left a cost in the process (why the parent never uses CUPTI)."""
     if before is None:
         raise RuntimeError("needs original/seed host us before any CUPTI use, which was not measured (see the "
                            "earlier error)")
     after = seed_host_us(ctx, "original", traced=False).median
-    return {"before_any_cupti_host_us": before, "after_all_cupti_host_us": after, "ratio": after / before}
-
-
-# ---- Timelines --------------------------------------------------------------------------------------
+    return {"before_any_cupti_host_us": before.median, "after_all_cupti_host_us": after,
+            "ratio": after / before.median}
 
 
 def seed_timeline(ctx: Context, variant: str) -> list[Record]:
@@ -193,22 +169,12 @@ def measure_timelines(ctx: Context, errors: Errors) -> dict[str, list[Record]]:
     return timelines
 
 
-# ---- Running the child and merging its output ----------------------------------------------------------
-
-
 class ChildFailed(RuntimeError):
     """The CUPTI child process failed; `stderr_tail` is the end of what it wrote to stderr."""
 
     def __init__(self, message: str, stderr_tail: str) -> None:
         super().__init__(message)
         self.stderr_tail = stderr_tail
-
-
-def child_request(ctx: Context, timed: dict[Shape, list[dict[str, Any]]]) -> dict[str, Any]:
-    """What the child needs beyond --m/--n/--k/--quick: the sweep shapes this process timed (the headline's kernel
-    time it measures anyway, once)."""
-    return {"headline": ctx.headline.shape.as_dict(),
-            "sweep_shapes": [s.as_dict() for s in timed if s != ctx.headline.shape]}
 
 
 def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
@@ -220,7 +186,9 @@ def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     errors: Errors = []
     out: dict[str, Any] = {"pid": os.getpid(), "errors": errors}
-    before = before_any_cupti(ctx, errors)
+    # Its own original/seed host time before any CUPTI use, for the residue check only (the pattern's host time
+    # is the parent's timings step).
+    before = attempt(errors, "host time before any CUPTI use", lambda: seed_host_us(ctx, "original", traced=False))
     out["tracing_cost"] = run_step(errors, "tracing cost on", lambda: tracing_on(ctx, errors))
     out["counts"] = run_step(errors, "counts", lambda: measure_counts(ctx, errors))
     out["encodes"] = run_step(errors, "captured encodes", lambda: capture_encodes(ctx))
@@ -231,8 +199,7 @@ def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
     if ctx.plan.runs("configs"):
         from . import configs
 
-        out["config_counts"] = run_step(errors, "config counts", lambda: configs.count(
-            ctx, errors, lambda w, variant, mode: per_call_counts(ctx, w, variant, mode))) or {}
+        out["config_counts"] = run_step(errors, "config counts", lambda: configs.count(ctx, errors)) or {}
     if ctx.kernel.kind != "nvfp4_hopper":  # the host path on Hopper launches no kernel
         out["kernel_us"] = run_step(errors, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
     shapes = request.get("sweep_shapes") or []
@@ -264,16 +231,13 @@ def child_command(args: argparse.Namespace, in_json: Path, out_json: Path) -> li
         ["--host-path-on-hopper"] if args.host_path_on_hopper else [])
 
 
-def _text(stream: str | bytes | None) -> str:
-    return stream.decode(errors="replace") if isinstance(stream, bytes) else stream or ""
-
-
 def run_child_process(command: Sequence[str], out_json: Path) -> dict[str, Any]:
     """Runs the child to completion, relays its stderr (its step notes) and reads its output."""
     try:
         done = subprocess.run(list(command), capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired as error:
-        raise ChildFailed(f"timed out after {CHILD_TIMEOUT_S} s", _text(error.stderr)[-STDERR_TAIL_CHARS:]) from error
+    except subprocess.TimeoutExpired as error:  # its stderr is bytes whatever text= says
+        tail = error.stderr.decode(errors="replace") if isinstance(error.stderr, bytes) else error.stderr or ""
+        raise ChildFailed(f"timed out after {CHILD_TIMEOUT_S} s", tail[-STDERR_TAIL_CHARS:]) from error
     except OSError as error:
         raise ChildFailed(f"could not start: {error}", "") from error
     sys.stderr.write(done.stderr)
@@ -315,7 +279,10 @@ def run_cupti_child(ctx: Context, errors: Errors,
                     timed: dict[Shape, list[dict[str, Any]]]) -> dict[str, Any] | None:
     """The child's output, its own errors moved into `errors`; None if it failed as a whole."""
     runner = ctx.cupti_child or in_process_child(ctx)
-    child = attempt(errors, CHILD_STEP, lambda: call_child(runner, child_request(ctx, timed), errors))
+    # Beyond --m/--n/--k/--quick: the sweep shapes this process timed (the headline's kernel time it measures anyway).
+    request = {"headline": ctx.headline.shape.as_dict(),
+               "sweep_shapes": [s.as_dict() for s in timed if s != ctx.headline.shape]}
+    child = attempt(errors, CHILD_STEP, lambda: call_child(runner, request, errors))
     for error in (child or {}).get("errors") or []:  # the child printed them already
         errors.append({**error, "step": f"{CHILD_STEP}: {error.get('step')}"})
     return child

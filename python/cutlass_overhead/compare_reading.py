@@ -116,27 +116,10 @@ def platform_rows(reading: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def platform_table(mine: dict[str, Any], ref: dict[str, Any]) -> list[str]:
-    lines = ["| the lines that tell the platforms apart | yours | reference |", "|---|---|---|"]
-    for (label, a), (_, b) in zip(platform_rows(mine), platform_rows(ref)):
-        lines.append(f"| {label} | {a.replace('|', '/')} | {b.replace('|', '/')} |")
-    return lines
-
-
-def table(mine: dict[str, Any], ref: dict[str, Any]) -> list[str]:
-    lines = ["| | yours | reference | yours / reference |", "|---|---|---|---|"]
-    for label, path in ROWS:
-        a, b = value(mine, path), value(ref, path)
-        ratio = f"{a / b:.2f}" if a is not None and b else "—"
-        lines.append(f"| {label} | {'—' if a is None else f'{a:.2f}'} | {'—' if b is None else f'{b:.2f}'} | {ratio} |")
-    return lines
-
-
 def main(args: list[str], prog: str) -> int:
     """args: READING.json [--reference REF.json]. Prints the comparison; 2 with one line on bad input."""
     try:
-        paths = list(args)
-        ref_path = None
+        paths, ref_path = list(args), None
         if "--reference" in paths:
             at = paths.index("--reference")
             if at + 1 >= len(paths):
@@ -154,9 +137,14 @@ def main(args: list[str], prog: str) -> int:
     print(f"Yours: {paths[0]}  |  reference: {ref_path}")
     if ref.get("label"):
         print(f"The reference is the {ref['label']}.")
-    print("\n".join(table(mine, ref)))
-    print()
-    print("\n".join(platform_table(mine, ref)))
+    print("| | yours | reference | yours / reference |\n|---|---|---|---|")
+    for label, path in ROWS:
+        a, b = value(mine, path), value(ref, path)
+        ratio = f"{a / b:.2f}" if a is not None and b else "—"
+        print(f"| {label} | {'—' if a is None else f'{a:.2f}'} | {'—' if b is None else f'{b:.2f}'} | {ratio} |")
+    print("\n| the lines that tell the platforms apart | yours | reference |\n|---|---|---|")
+    for (label, a), (_, b) in zip(platform_rows(mine), platform_rows(ref)):
+        print(f"| {label} | {a.replace('|', '/')} | {b.replace('|', '/')} |")
     recorded = isinstance((mine.get("stamp") or {}).get("platform"), dict)
     unrecorded = "" if recorded else \
         "JetPack (`cat /etc/nv_tegra_release`) or DRIVE OS (its release), which your reading does not record, "

@@ -9,14 +9,13 @@ records every call so, which is why its times are compared only with each other)
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from . import harness
 from ._steps import Errors, attempt, key_of
 from .timing import bench_blocks, run_interleaved
-from .workloads import Context, Shape, Workload
+from .workloads import Context, Shape
 
 # One M per config of the issue's M-based dispatch (M <= 128, M <= 256, larger); the module names the config.
 CONFIG_MS = (128, 256, 512)
@@ -51,10 +50,6 @@ def config_epilogues(ctx: Context) -> list[ConfigEpilogue]:
             if ctx.kernel.config_built(m, silu, bias)]
 
 
-def _host_us(r: dict[str, Any]) -> float:
-    return float(r["host_ns_per_call"]) / 1e3
-
-
 def time_config_epilogue(ctx: Context, errors: Errors, cfg: ConfigEpilogue) -> dict[str, Any]:
     """Host µs per call of each TIMED (variant, mode), through the timings step's harness (timing.run_interleaved:
     a block that fails is an error and left out): {key: Spread as dict}."""
@@ -71,9 +66,8 @@ def capture_cost(ctx: Context) -> dict[str, Any]:
     """SM90 stand-in: host µs per call of the issue's pattern and of the floor, plain and with every call recorded
     into a graph that is never launched, interleaved."""
     w, p = ctx.headline, ctx.plan
-    blocks = {f"{mode}{'_captured' if captured else ''}":
-              (lambda mode=mode, captured=captured: _host_us(w.bench("original", mode, p.calls, p.warmup,
-                                                                      capture=captured)))
+    blocks = {f"{mode}{'_captured' if captured else ''}": (lambda mode=mode, captured=captured: float(
+              w.bench("original", mode, p.calls, p.warmup, capture=captured)["host_ns_per_call"]) / 1e3)
               for mode in ("seed", "floor") for captured in (False, True)}
     return {key: harness.spread(values).as_dict() for key, values in harness.interleaved(blocks, p.rounds).items()}
 
@@ -83,21 +77,16 @@ def is_headline(ctx: Context, cfg: ConfigEpilogue) -> bool:
     return cfg.shape == ctx.headline.shape and not (cfg.silu or cfg.bias)
 
 
-def headline_row(ctx: Context, cfg: ConfigEpilogue) -> dict[str, Any]:
-    """The headline's row: what only this step says of it; "headline" names the timings and counts entries and the
-    top-level params_bytes that hold its host times, counts and Params size (results.resolved)."""
-    return {"config": ctx.kernel.config_name(cfg.shape.m), "headline": True,
-            "workspace_bytes": ctx.kernel.workspace_bytes(cfg.shape, cfg.silu, cfg.bias)}
-
-
 def measure(ctx: Context, errors: Errors, timings: dict[str, Any] | None) -> dict[str, Any]:
     """The clean times of every config × epilogue (this process, no CUPTI); with_counts adds the child's counts. The
     headline's are the timings step's when it timed every mode (`timings`)."""
     timed = all(key_of(v, m) in (timings or {}) for v, m in TIMED if v in ctx.kernel.variants)
     rows = []
     for cfg in config_epilogues(ctx):
-        if timed and is_headline(ctx, cfg):
-            rows.append({**cfg.as_dict(), **headline_row(ctx, cfg)})
+        if timed and is_headline(ctx, cfg):  # what only this step says of it; "headline" names the timings and
+            # counts entries and the top-level params_bytes that hold the rest (results.resolved)
+            rows.append({**cfg.as_dict(), "config": ctx.kernel.config_name(cfg.shape.m), "headline": True,
+                         "workspace_bytes": ctx.kernel.workspace_bytes(cfg.shape, cfg.silu, cfg.bias)})
             continue
         row = attempt(errors, f"configs {cfg.name}", lambda cfg=cfg: time_config_epilogue(ctx, errors, cfg))
         if row is not None:
@@ -113,10 +102,10 @@ def measure(ctx: Context, errors: Errors, timings: dict[str, Any] | None) -> dic
     return out
 
 
-def count(ctx: Context, errors: Errors,
-          per_call_counts: Callable[[Workload, str, str], dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """CUPTI child: {"M128+silu": {variant: counts of one steady-state call of the issue's pattern}}, each counted by the
-    child's per_call_counts(workload, variant, mode)."""
+def count(ctx: Context, errors: Errors) -> dict[str, dict[str, Any]]:
+    """CUPTI child: {"M128+silu": {variant: counts of one steady-state call of the issue's pattern}}."""
+    from .child import per_call_counts
+
     counted: dict[str, dict[str, Any]] = {}
     for cfg in config_epilogues(ctx):
         if is_headline(ctx, cfg):
@@ -125,7 +114,7 @@ def count(ctx: Context, errors: Errors,
         for variant in COUNTED:
             if variant in ctx.kernel.variants:
                 entry = attempt(errors, f"config counts {cfg.name} {variant}",
-                                lambda variant=variant: per_call_counts(w, variant, "seed"))
+                                lambda variant=variant: per_call_counts(ctx, w, variant, "seed"))
                 if entry is not None:
                     counted.setdefault(cfg.name, {})[variant] = entry
     return counted

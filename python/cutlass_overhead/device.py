@@ -5,21 +5,19 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._variants import NVFP4_VARIANTS, SM90_VARIANTS, available, load
+from ._variants import available, load
 from .workloads import CountRow, Record, Shape, Workload
 
 # NVFP4 operand fill bytes: e2m1 pairs of 1.0, ue4m3 scales of 1.0.
 NVFP4_OPERAND_BYTE = 0x22
 UE4M3_ONE = 0x38
-
-
-# ---- The real GPU side: operands this package allocates -----------------------------------------------
 
 
 def mode_value(mode: str) -> int:
@@ -169,7 +167,9 @@ class DeviceKernel:
 
 
 class CuptiBackend:
-    """The real Backend: cutlass_overhead.trace and cutlass_overhead._trace."""
+    """The real Backend: cutlass_overhead.trace and cutlass_overhead._trace (imported when first used)."""
+
+    _trace = property(lambda self: importlib.import_module("cutlass_overhead._trace"))
 
     def count(self, fn: Callable[[], object]) -> list[CountRow]:
         from .trace import count_calls
@@ -186,37 +186,22 @@ class CuptiBackend:
         return list(timeline.records)
 
     def phase_names(self) -> list[str]:
-        from ._trace import Phase
-
-        return [p.name for p in Phase]
+        return [p.name for p in self._trace.Phase]
 
     def unit_cost_names(self) -> list[str]:
-        from . import _trace
-
-        return list(_trace.unit_cost_names())
+        return list(self._trace.unit_cost_names())
 
     def unit_cost_ns(self, name: str, iterations: int) -> float:
-        from . import _trace
-
-        return float(_trace.unit_cost_ns(name=name, iterations=iterations))
+        return float(self._trace.unit_cost_ns(name=name, iterations=iterations))
 
     def captured_encodes(self) -> list[dict[str, Any]]:
-        from . import _trace
-
-        return [dict(e) for e in _trace.captured_encodes()]
+        return [dict(e) for e in self._trace.captured_encodes()]
 
     def encode_cost_ns(self, inputs: dict[str, Any], iterations: int) -> float:
-        from . import _trace
-
-        return float(_trace.encode_cost_ns(inputs=inputs, iterations=iterations))
+        return float(self._trace.encode_cost_ns(inputs=inputs, iterations=iterations))
 
     def load(self, copies: bool, nbytes: int, ms: float) -> Any:
-        from . import _trace
-
-        return _trace.Load(copies=copies, bytes=nbytes, ms=ms)
-
-
-# ---- Which GPU, which kernel ------------------------------------------------------------------------
+        return self._trace.Load(copies=copies, bytes=nbytes, ms=ms)
 
 
 class NoGpu(RuntimeError):
@@ -242,25 +227,24 @@ def choose_kernel(gpu: dict[str, Any], host_path_on_hopper: bool = False) -> tup
     """(kind, usable variants, status for the JSON): NVFP4 on compute capability 10.x/11.x, else the SM90 stand-in; with
     `host_path_on_hopper`, the NVFP4 code's host path on an sm_90 GPU (CO_NVFP4_HOST_PATH_ON_HOPPER=ON)."""
     major, minor, name = gpu["major"], gpu["minor"], gpu["name"]
+    kind = "nvfp4_hopper" if host_path_on_hopper else "nvfp4" if major in (10, 11) else "sm90"
+    status = available(kind)  # every variant of `kind`, in build order
+    usable = tuple(v for v, reason in status.items() if reason is None)
     if host_path_on_hopper:
-        status = available("nvfp4_hopper")
         if (major, minor) != (9, 0) or status["original"] is not None:
             why = status["original"] or f"{name} is sm_{major}{minor}, not sm_90"
             raise NoGpu(f"the NVFP4 host path on Hopper cannot run here: {why}")
-        return "nvfp4_hopper", tuple(v for v in NVFP4_VARIANTS if status[v] is None), {
-            "nvfp4_status": HOST_PATH_LABEL, "label": HOST_PATH_LABEL, "variants": status}
-    if major in (10, 11):
-        status = available("nvfp4")
+        return kind, usable, {"nvfp4_status": HOST_PATH_LABEL, "label": HOST_PATH_LABEL, "variants": status}
+    if kind == "nvfp4":
         if status["original"] is not None:
             raise NoGpu(f"{name} (sm_{major}{minor}) needs the NVFP4 modules: {status['original']}")
-        return "nvfp4", tuple(v for v in NVFP4_VARIANTS if status[v] is None), {
+        return kind, usable, {
             "nvfp4_status": "measured", "variants": status,
             "sm90_status": f"not measured: the SM90 stand-in's sm_90a code does not run on {name} (sm_{major}{minor})"}
-    status = available("sm90")
     if (major, minor) != (9, 0) or status["original"] is not None:
         why = status["original"] or "its kernels are sm_90a code"
         raise NoGpu(f"{name} (sm_{major}{minor}) cannot run the SM90 stand-in ({why}) nor the NVFP4 GEMM (needs 10.x/11.x)")
-    return "sm90", tuple(v for v in SM90_VARIANTS if status[v] is None), {
+    return kind, usable, {
         "nvfp4_status": f"not measured: {name} is compute capability {major}.{minor}; the NVFP4 kernels run only on "
                         "compute capability 10.x/11.x, so only the SM90 stand-in was measured",
         "variants": status}

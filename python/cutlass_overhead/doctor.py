@@ -1,23 +1,20 @@
 """cutlass-overhead-doctor: where the time of the issue's call pattern goes on this machine, at your shape.
 
-The doctor is the report's pipeline (report.py) with the doctor's profile (workloads.PROFILES): the timings at the
-user's shape, the unit costs, the CUPTI child's counts, kernel time and tracing cost, the attribution, and the
-suspects (suspects.py); analysis.verdict weighs them and the same JSON schema as the report's results.json is
-written to co-doctor.json, to attach to the issue. No torch needed. `--inspect PATH` (inspect_binary) and
-`--compare READING.json` (compare_reading) need no GPU.
+The doctor is the report's pipeline (report.py) with the doctor's profile (workloads.PROFILES), the suspects
+(suspects.py) among its steps; it writes the report's JSON schema to co-doctor.json, to attach to the issue. No torch
+needed. `--inspect PATH` (inspect_binary) and `--compare READING.json` (compare_reading) need no GPU.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from . import compare_reading, inspect_binary
 from ._steps import one_line
-from .report import OneLineParser, make_context, measure_all, new_results, no_gpu
+from .report import OneLineParser, make_context, measure_all, new_results, refuse
 from .present import configs_text, verdict_text, write_json
 from .results import resolved
 from .stamp import stamp
@@ -73,20 +70,16 @@ def diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
     try:
         ctx, gpu, kind, status = make_context(args)
     except (NoGpu, VariantUnavailable) as error:
-        return no_gpu(error, PROG)
+        return refuse(error, PROG)
     try:  # the GEMM's own checks of the shape (K a multiple of 8, ...), in one line, before anything is timed
         ctx.headline.run("original")
         ctx.headline.sync()
     except (TypeError, ValueError) as error:
-        print(f"{PROG}: {one_line(str(error))}", file=sys.stderr)
-        return 2
+        return refuse(error, PROG)
     ctx.fresh_process = subprocess_first_call()
     stamped = stamp(gpu, None, args.quick, list(argv), program=PROG)
     results = new_results(kind, status, stamped, ctx.headline)
-    started = time.monotonic()
-    measure_all(ctx, results)
-    results.put(elapsed_s=time.monotonic() - started)
-    reading = results.to_json()
+    reading = measure_all(ctx, results).to_json()
     written = write_json(reading, args.json.parent, args.json.name)
     if results.configs:
         print(configs_text(resolved(reading)["configs"]))

@@ -15,9 +15,7 @@ per round, and published beside the run's A/A noise floor (the same block timed 
              each layer, outside the timed span), and loop and GPU us per layer (host- or GPU-bound).
 * in_situ_ns cudaFuncSetAttribute with the adapter's own arguments on the GEMM's own kernel vs an empty one.
 
-Result sections: "ablation", "layer", "noise_floor", "in_situ_ns" (+ "in_situ_spread_ns"), "initialize_parts_ns"
-(+ "initialize_parts_spread_ns"). An ablation row the timings step also reports names its timings key instead of
-repeating its host time. Only the SM90 stand-in has these entry points; on NVFP4 nothing is measured.
+Only the SM90 stand-in has these entry points; on NVFP4 nothing is measured.
 """
 
 from __future__ import annotations
@@ -28,6 +26,8 @@ from typing import Any, Protocol
 
 from . import harness
 from ._steps import key_of
+from ._variants import ablation_variants
+from .device import DeviceWorkload, mode_value
 
 # Distinct A and D buffers cycled through when operands change (a caching allocator's working set).
 ROTATION = 4
@@ -92,12 +92,8 @@ class Runner(Protocol):
     def initialize_part_ns(self, variant: str, part: str, iterations: int) -> float: ...
 
     def counts(self, configs: Sequence[tuple[str, str, int]], calls: int) -> dict[str, dict[str, float]]:
-        """Calls per call of each (variant, mode, rotation), keyed "variant/mode@rotation" (COUNTED_APIS): CUPTI,
-        so only the report's CUPTI child calls it."""
+        """COUNTED_APIS per call, keyed "variant/mode@rotation": CUPTI, so only the report's CUPTI child calls it."""
         ...
-
-
-# ---- The experiments ---------------------------------------------------------------------------------------
 
 
 def ablation_configs(runner: Runner) -> dict[str, list[tuple[str, str]]]:
@@ -189,7 +185,6 @@ def measure_layer(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> tuple[
             base = f"M={m}:{key_of(variant, mode)}"
             blocks[f"{base}:host"] = (lambda v=variant, md=mode, mm=m: runner.bench_layer(
                 v, md, mm, plan.layer_calls, plan.warmup, ROTATION, True)["host_ns_per_call"] / 1e3)
-            # loop and GPU us come from one run; the GPU span is recorded beside the loop sample.
             blocks[f"{base}:loop"] = (lambda v=variant, md=mode, mm=m, b=base: record_loop(
                 runner.bench_layer(v, md, mm, plan.layer_calls, plan.warmup, ROTATION, False), gpu_samples, b))
     noise = f"M={LAYER_MS[0]}:{key_of(PRISTINE, 'seed')}:host"
@@ -207,21 +202,18 @@ def measure_layer(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> tuple[
                          "loop_ratio_to_pristine": harness.ratio(samples, f"{base}:loop", f"{pristine}:loop").as_dict(),
                          "bound": "host" if host["median"] > gpu["median"] else "GPU"}
         by_m[f"M={m}"] = rows
-    result = {"gemms": runner_layer_gemms(runner), "ms": list(LAYER_MS), "rotation": ROTATION,
-              "rounds": plan.rounds, "calls_per_sample": plan.layer_calls, "by_m": by_m,
+    gemms = runner.layer_gemms() if hasattr(runner, "layer_gemms") else []
+    result = {"gemms": [{"name": n, "n": nn, "k": k} for n, nn, k in gemms], "ms": list(LAYER_MS),
+              "rotation": ROTATION, "rounds": plan.rounds, "calls_per_sample": plan.layer_calls, "by_m": by_m,
               "note": "host us per layer: stream drained before each layer, outside the timed span (the launch "
                       "queue never fills); loop us per layer: no drain, loop start to stream drained"}
     return result, harness.noise_floor(samples, noise)
 
 
 def record_loop(r: dict[str, Any], gpu_samples: dict[str, list[float]], base: str) -> float:
+    """The loop sample; the GPU span of the same run is recorded beside it."""
     gpu_samples.setdefault(base, []).append(r["gpu_ns_per_iter"] / 1e3)
     return r["loop_ns_per_iter"] / 1e3
-
-
-def runner_layer_gemms(runner: Runner) -> list[dict[str, Any]]:
-    gemms = getattr(runner, "layer_gemms", None)
-    return [{"name": n, "n": nn, "k": k} for n, nn, k in gemms()] if gemms else []
 
 
 def medians_with_quartiles(samples: dict[str, list[float]],
@@ -255,9 +247,7 @@ def measure_initialize_parts(runner: Runner, plan: ExperimentPlan,
 def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0, headline: dict[str, Any] | None = None,
                  counted: dict[str, dict[str, float]] | None = None, timed: frozenset[str] = frozenset()
                  ) -> dict[str, Any]:
-    """Every experiment; returns the result sections (see the module docstring). With `headline` (the report's
-    headline_samples section) the ablation reuses the timings step's rounds instead of timing again, naming the
-    `timed` blocks by their timings key; `counted` is the CUPTI child's count of the ablation's configs."""
+    """Every experiment's result sections; `headline`, `counted` and `timed` as measure_ablation takes them."""
     ablation, ablation_noise = measure_ablation(runner, plan, seed, headline, counted, timed)
     layer, layer_noise = measure_layer(runner, plan, seed)
     in_situ, in_situ_spread = measure_in_situ(runner, plan, seed)
@@ -268,9 +258,6 @@ def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0, headline: 
                                              "block": harness.noise_block_note(key_of(PRISTINE, "seed"))}}
                                if ablation_noise is not None else {}),
                             "layer": {**layer_noise.as_dict(), "block": f"{PRISTINE}/seed, M={LAYER_MS[0]}, host"}}}
-
-
-# ---- The real GPU side ----------------------------------------------------------------------------------
 
 
 class DeviceRunner:
@@ -285,16 +272,12 @@ class DeviceRunner:
         return load("sm90", variant)
 
     def ablation_variants(self) -> list[dict[str, Any]]:
-        from ._variants import ablation_variants
-
         return ablation_variants()
 
     def layer_gemms(self) -> list[tuple[str, int, int]]:
         return [tuple(g) for g in self._module(PRISTINE).layer_gemms()]
 
     def bench(self, variant: str, mode: str, iterations: int, warmup: int, rotation: int) -> dict[str, Any]:
-        from .device import mode_value
-
         w = self.w
         return self._module(variant).bench(a=w.a, b=w.b, c=None, d=w.d, alpha=1.0, beta=0.0, mode=mode_value(mode),
                                            iterations=iterations, warmup=warmup, sync_each_call=False,
@@ -302,8 +285,6 @@ class DeviceRunner:
 
     def bench_layer(self, variant: str, mode: str, m: int, iterations: int, warmup: int, rotation: int,
                     drain: bool) -> dict[str, Any]:
-        from .device import mode_value
-
         return self._module(variant).bench_layer(m=m, mode=mode_value(mode), iterations=iterations, warmup=warmup,
                                                  stream=self.w.handle, rotation=rotation, drain_between_calls=drain)
 
@@ -342,8 +323,6 @@ def count_per_call(count: Callable[[int], dict[str, float]], calls: int) -> dict
 def runner_for(workload: Any) -> Runner | None:
     """The workload's own runner (a fake's `experiment_runner()`), DeviceRunner on the SM90 stand-in's device
     operands, else None (NVFP4: no rotation, layer or kernel-handle entry points)."""
-    from .device import DeviceWorkload
-
     make = getattr(workload, "experiment_runner", None)
     if make is not None:
         return make()

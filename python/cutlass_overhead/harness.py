@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass
 NOISE_TWIN_SUFFIX = "#twin"
 
 
-def noise_block_note(block: str, operands: str = "operands unchanged") -> str:
+def noise_block_note(block: str) -> str:
     """How a noise floor's block is described in the JSON."""
-    return f"{block}, {operands}, timed twice per round"
+    return f"{block}, operands unchanged, timed twice per round"
 
 
 @dataclass(frozen=True)
@@ -34,10 +34,6 @@ class Spread:
     q3: float
     n: int
 
-    @property
-    def iqr(self) -> float:
-        return self.q3 - self.q1
-
     def as_dict(self) -> dict[str, float | int]:
         return asdict(self)
 
@@ -46,19 +42,14 @@ def median(values: Sequence[float]) -> float:
     return float(statistics.median(values))
 
 
-def mean(values: Sequence[float]) -> float:
-    return float(statistics.fmean(values))
-
-
 def spread(samples: Sequence[float]) -> Spread:
     """Median and quartiles (inclusive method, so one sample gives q1 = median = q3)."""
     if not samples:
         raise ValueError("spread() needs at least one sample")
-    values = sorted(samples)
-    if len(values) == 1:
-        return Spread(values[0], values[0], values[0], 1)
-    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return Spread(q2, q1, q3, len(values))
+    if len(samples) == 1:
+        return Spread(samples[0], samples[0], samples[0], 1)
+    q1, q2, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return Spread(q2, q1, q3, len(samples))
 
 
 def interleaved(blocks: Mapping[str, Callable[[], float]], rounds: int, seed: int = 0,

@@ -127,7 +127,7 @@ def _cutlass_units(elf: ELFFile) -> Iterator[Unit]:
         if producer is None or lines is None:
             continue
         names = [*lines.header.include_directory, *(entry.name for entry in lines.header.file_entry)]
-        if any({b"cute", b"cutlass"} & set(_bytes(n).split(b"/")) for n in names):
+        if any({b"cute", b"cutlass"} & set((n if isinstance(n, bytes) else n.encode()).split(b"/")) for n in names):
             name = top.attributes.get("DW_AT_name")
             yield Unit(_text(name.value) if name else "?", _text(producer.value))
 
@@ -159,10 +159,6 @@ def _out_of_line_functions(section: SymbolTableSection) -> tuple[int, int]:
         if match and s["st_info"]["type"] == "STT_FUNC" and s["st_shndx"] != "SHN_UNDEF":
             found[s.name] = match.group(1) is not None
     return sum(found.values()), len(found) - sum(found.values())
-
-
-def _bytes(value: str | bytes) -> bytes:
-    return value if isinstance(value, bytes) else value.encode()
 
 
 def _text(value: str | bytes) -> str:

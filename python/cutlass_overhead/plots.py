@@ -12,13 +12,13 @@ import argparse
 import json
 import math
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from statistics import median
 from typing import Any
 
 from .results import phase_order, resolved
-from .vocabulary import ALL_GROUPS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, ISSUE_MACHINE, group, group_of
+from .vocabulary import ALL_GROUPS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, ISSUE_MACHINE, group_of
 
 Results = dict[str, Any]
 
@@ -29,14 +29,10 @@ UNSPLIT = "not in a phase (loop)"
 DPI = 130
 
 
-def api_group(api: str, domain: str | None = None) -> str:
-    return group_of(api, domain).title
-
-
 def group_color(group: str) -> Any:
     from matplotlib import colormaps
 
-    return colormaps["tab10"](GROUP_NAMES.index(group) % 10)
+    return KERNEL_COLOR if group == "kernels" else colormaps["tab10"](GROUP_NAMES.index(group) % 10)
 
 
 def phase_color(results: Results, phase: str) -> Any:
@@ -66,7 +62,11 @@ def no_data(fig: Any, message: str) -> None:
     ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=12, color="0.4")
 
 
-# ---- counts_by_phase.png --------------------------------------------------------------------------
+def legend_panel(ax: Any, handles: dict[str, Any], **kwargs: Any) -> None:
+    """Turns `ax` into an axes that holds only the legend (labelled so, for the tests to tell it apart)."""
+    ax.axis("off")
+    ax.set_label("legend")
+    ax.legend(handles.values(), handles.keys(), fontsize=8, frameon=False, **kwargs)
 
 
 def stacked_bars(ax: Any, labels: Sequence[str], stacks: dict[str, list[float]], colors: Callable[[str], Any]) -> None:
@@ -95,7 +95,7 @@ def plot_counts(fig: Any, results: Results) -> None:
     for i, k in enumerate(keys):
         domains = counts[k].get("domains") or {}
         for api, n in counts[k]["totals"].items():
-            by_group[api_group(api, domains.get(api))][i] += n
+            by_group[group_of(api, domains.get(api)).title][i] += n
     left, right = fig.subplots(1, 2)
     stacked_bars(left, keys, by_phase, lambda p: phase_color(results, p))
     left.set_title("by phase of the seed's call")
@@ -104,10 +104,7 @@ def plot_counts(fig: Any, results: Results) -> None:
     fig.suptitle(f"CUDA API calls per GEMM call (CUPTI), {shape_text(results)}")
 
 
-# ---- host_time.png ------------------------------------------------------------------------------------
-
-
-def host_segments(results: Results, key: str, timing: dict[str, Any]) -> list[tuple[str, float]]:
+def host_segments(key: str, timing: dict[str, Any]) -> list[tuple[str, float]]:
     """The host time as stacked (label, us) segments: phases for the seed modes, one bar otherwise."""
     host = timing["host_us"]
     phases = {p: v for p, v in (timing.get("phase_us") or {}).items() if v > 0}
@@ -118,18 +115,8 @@ def host_segments(results: Results, key: str, timing: dict[str, Any]) -> list[tu
     return list(phases.items()) + ([(UNSPLIT, rest)] if rest > 0 else [])
 
 
-def segment_color(results: Results, label: str) -> Any:
-    if label == "host (not split)":
-        return "#4c72b0"
-    if label == UNSPLIT:
-        return "0.8"
-    if label == "torch.matmul":
-        return "#dd8452"
-    return phase_color(results, label)
-
-
 def host_rows(results: Results) -> list[tuple[str, list[tuple[str, float]]]]:
-    rows = [(key, host_segments(results, key, t)) for key, t in (results.get("timings") or {}).items()]
+    rows = [(key, host_segments(key, t)) for key, t in (results.get("timings") or {}).items()]
     torch_mm = results.get("torch_matmul")
     if torch_mm:
         rows.append(("torch.matmul (Python-timed)", [("torch.matmul", torch_mm["host_us"])]))
@@ -141,12 +128,13 @@ def plot_host_time(fig: Any, results: Results) -> None:
     if not rows:
         return no_data(fig, "no timings in this results.json")
     ax = fig.subplots()
+    colors = {"host (not split)": "#4c72b0", UNSPLIT: "0.8", "torch.matmul": "#dd8452"}
     used: dict[str, Any] = {}
     for y, (_, segments) in enumerate(rows):
         left = 0.0
         for label, us in segments:
-            bar = ax.barh(y, us, left=left, color=segment_color(results, label), edgecolor="white", linewidth=0.5)
-            used.setdefault(label, bar)
+            color = colors.get(label) or phase_color(results, label)
+            used.setdefault(label, ax.barh(y, us, left=left, color=color, edgecolor="white", linewidth=0.5))
             left += us
         ax.text(left, y, f" {left:.1f}", va="center", fontsize=8)
     ax.set_yticks(range(len(rows)), [key for key, _ in rows], fontsize=9)
@@ -159,52 +147,31 @@ def plot_host_time(fig: Any, results: Results) -> None:
     ax.set_title(f"Host time per call, {shape_text(results)} (median of interleaved rounds)")
 
 
-# ---- sweep.png ------------------------------------------------------------------------------------------
-
-ISSUE_COLOR = "#d62728"
-SWEEP_COLORS = {"host": "#1f77b4", "loop": "#ff7f0e", "model": "#2ca02c"}
-
-
-def issue_point() -> tuple[str, float, float]:
-    """(label, kernel us, loop us) as the issue reports them (vocabulary.py: not measured here)."""
-    label = (f"{ISSUE} as reported there ({ISSUE_MACHINE}), not measured here:\n"
-             f"kernel {ISSUE_KERNEL_US:g} us, loop {ISSUE_LOOP_US:g} us per iteration")
-    return label, ISSUE_KERNEL_US, ISSUE_LOOP_US
-
-
 def sweep_configs(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str, bool]]:
     return list(dict.fromkeys((r["variant"], r["mode"], bool(r["sync_each_call"])) for r in rows))
 
 
-def sweep_shapes(rows: Sequence[dict[str, Any]]) -> list[tuple[float, str]]:
-    """(kernel us, 'MxNxK') of each shape in the sweep, by kernel time."""
-    shapes = {(r["m"], r["n"], r["k"]): r["kernel_us"] for r in rows}
-    return sorted((us, f"{m}×{n}×{k}") for (m, n, k), us in shapes.items())
-
-
 def plot_sweep_panel(ax: Any, rows: Sequence[dict[str, Any]], config: tuple[str, str, bool]) -> None:
-    """One config's rows over the kernel time of each shape (x); kernel, host, loop and model times (y)."""
+    """One config's rows over the kernel time of each shape (x); kernel, host, loop and model times (y), and the
+    issue's point, which vocabulary.py holds as reported there (not measured here)."""
     mine = sorted((r for r in rows if (r["variant"], r["mode"], bool(r["sync_each_call"])) == config),
                   key=lambda r: r["kernel_us"])
     x = [r["kernel_us"] for r in mine]
     variant, mode, sync = config
-    ax.plot(x, x, "s-", color=KERNEL_COLOR, markersize=4, label="kernel (CUPTI)")
-    host_label = "host per call (includes the wait)" if sync else "host per call"
-    ax.plot(x, [r["host_us"] for r in mine], "o-", color=SWEEP_COLORS["host"], markersize=4, label=host_label)
-    ax.plot(x, [r["loop_us"] for r in mine], "^-", color=SWEEP_COLORS["loop"], markersize=5,
-            label="loop per iteration")
-    ax.plot(x, [r["model_us"] for r in mine], "v--", color=SWEEP_COLORS["model"], markersize=4,
-            label=f"model: {mine[0].get('model', '')}")
+    series = (("kernel_us", "s-", KERNEL_COLOR, 4, "kernel (CUPTI)"),
+              ("host_us", "o-", "#1f77b4", 4, "host per call (includes the wait)" if sync else "host per call"),
+              ("loop_us", "^-", "#ff7f0e", 5, "loop per iteration"),
+              ("model_us", "v--", "#2ca02c", 4, f"model: {mine[0].get('model', '')}"))
+    for key, style, color, size, label in series:
+        ax.plot(x, [r[key] for r in mine], style, color=color, markersize=size, label=label)
     ax.set_title(f"{variant}/{mode}" + (", sync after every call" if sync else ", no sync"), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-
-
-def plot_issue_point(ax: Any, point: tuple[str, float, float]) -> None:
-    label, kernel_us, loop_us = point
-    ax.plot([kernel_us], [loop_us], "*", color=ISSUE_COLOR, markersize=12, markeredgecolor="k",
-            markeredgewidth=0.5, linestyle="none", label=label, zorder=4)
-    ax.annotate("issue (Thor)", (kernel_us, loop_us), xytext=(-6, 0), textcoords="offset points", ha="right",
-                va="center", fontsize=8, color=ISSUE_COLOR)
+    ax.plot([ISSUE_KERNEL_US], [ISSUE_LOOP_US], "*", color="#d62728", markersize=12, markeredgecolor="k",
+            markeredgewidth=0.5, linestyle="none", zorder=4,
+            label=f"{ISSUE} as reported there ({ISSUE_MACHINE}), not measured here:\n"
+                  f"kernel {ISSUE_KERNEL_US:g} us, loop {ISSUE_LOOP_US:g} us per iteration")
+    ax.annotate("issue (Thor)", (ISSUE_KERNEL_US, ISSUE_LOOP_US), xytext=(-6, 0), textcoords="offset points",
+                ha="right", va="center", fontsize=8, color="#d62728")
 
 
 def plot_sweep(fig: Any, results: Results) -> None:
@@ -224,14 +191,13 @@ def plot_sweep(fig: Any, results: Results) -> None:
     for i in range(nrows * ncols):
         share = axes[0] if axes else None
         axes.append(fig.add_subplot(grid[1 + i // ncols, i % ncols], sharex=share, sharey=share))
-    point = issue_point()
     for ax, config in zip(axes, configs):
         plot_sweep_panel(ax, rows, config)
-        plot_issue_point(ax, point)
     axes[0].set_xscale("log")
     axes[0].set_yscale("log")  # shared: every panel has the same log y (and log x) axis
-    shapes = sweep_shapes(rows)
-    axes[0].set_xticks([us for us, _ in shapes], [f"{name}\n{us:.3g} us" for us, name in shapes])
+    shapes = {(r["m"], r["n"], r["k"]): r["kernel_us"] for r in rows}
+    ticks = sorted((us, f"{m}×{n}×{k}") for (m, n, k), us in shapes.items())
+    axes[0].set_xticks([us for us, _ in ticks], [f"{name}\n{us:.3g} us" for us, name in ticks])
     axes[0].xaxis.set_minor_locator(NullLocator())
     axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     for i, ax in enumerate(axes):
@@ -244,28 +210,15 @@ def plot_sweep(fig: Any, results: Results) -> None:
             ax.set_xlabel("kernel time per call (CUPTI), shape M×N×K (log)", fontsize=9)
     for ax in axes[len(configs):]:
         ax.set_visible(False)
-    legend_ax.axis("off")
-    legend_ax.set_label("legend")
     handles: dict[str, Any] = {}
     for ax in axes[:len(configs)]:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    legend_ax.legend(handles.values(), handles.keys(), fontsize=8, ncol=2, loc="center", frameon=False)
+    legend_panel(legend_ax, handles, ncol=2, loc="center")
     fig.suptitle("Host and loop time per call over the shapes of the sweep (shared log axes)", fontsize=11)
 
 
-# ---- timeline.png ---------------------------------------------------------------------------------------
-
 LANES: tuple[tuple[str, str], ...] = (("runtime", "runtime API"), ("driver", "driver API"), ("kernel", "kernels"))
-LAUNCH_GROUP = group("launches").title
-FIRST_CALL_COLOR = "#c44e52"
-STEADY_COLOR = "#4c72b0"
-
-
-def record_color(record: dict[str, Any]) -> Any:
-    if record["kind"] == "kernel":
-        return KERNEL_COLOR
-    return group_color(api_group(record["name"], record["kind"]))
 
 
 def timeline_entries(results: Results) -> list[dict[str, Any]]:
@@ -279,7 +232,7 @@ def call_ends(entry: dict[str, Any]) -> list[float] | None:
     runtime launch wraps a driver one). None where the launches do not split evenly into entry['calls']."""
     calls = entry.get("calls")
     launches = sorted((r for r in entry["records"] if r["kind"] in ("runtime", "driver")
-                       and api_group(r["name"], r["kind"]) == LAUNCH_GROUP), key=lambda r: r["start_us"])
+                       and group_of(r["name"], r["kind"]).slug == "launches"), key=lambda r: r["start_us"])
 
     def inside(j: int, i: int) -> bool:  # launch j wraps launch i (the earlier of two equal spans wraps)
         o, r = launches[j], launches[i]
@@ -300,29 +253,26 @@ def first_call_split(entry: dict[str, Any]) -> dict[str, Any] | None:
     if not ends or len(ends) < 2:
         return None
     first = ends[0] - min(r["start_us"] for r in entry["records"])
-    steady = [b - a for a, b in zip(ends, ends[1:])]
-    return {"start_us": ends[0], "first_us": first, "steady_us": steady, "steady_median_us": median(steady)}
+    return {"start_us": ends[0], "first_us": first, "steady_median_us": median(b - a for a, b in zip(ends, ends[1:]))}
 
 
 def plot_timeline_panel(ax: Any, entry: dict[str, Any], start: float, min_width: float) -> set[str]:
     """The records that start at or after `start` (the steady-state window), in their lanes."""
     lanes = {kind: len(LANES) - 1 - i for i, (kind, _) in enumerate(LANES)}
-    spans: dict[tuple[int, Any], list[tuple[float, float]]] = {}
-    groups: set[str] = set()
+    spans: dict[tuple[int, str], list[tuple[float, float]]] = {}
     for r in entry["records"]:
         lane = lanes.get(r["kind"])
         if lane is None or r["start_us"] < start:
             continue
-        color = record_color(r)
-        groups.add("kernels" if r["kind"] == "kernel" else api_group(r["name"], r["kind"]))
-        spans.setdefault((lane, color), []).append((r["start_us"], max(r["end_us"] - r["start_us"], min_width)))
-    for (lane, color), xs in spans.items():
-        ax.broken_barh(xs, (lane - 0.4, 0.8), facecolors=[color])
+        name = "kernels" if r["kind"] == "kernel" else group_of(r["name"], r["kind"]).title
+        spans.setdefault((lane, name), []).append((r["start_us"], max(r["end_us"] - r["start_us"], min_width)))
+    for (lane, name), xs in spans.items():
+        ax.broken_barh(xs, (lane - 0.4, 0.8), facecolors=[group_color(name)])
     ax.set_yticks([lanes[k] for k, _ in LANES], [label for _, label in LANES], fontsize=8)
     ax.set_ylim(-0.6, len(LANES) - 0.4)
     ax.tick_params(axis="x", labelsize=8)
     ax.grid(True, axis="x", alpha=0.3)
-    return groups
+    return {name for _, name in spans}
 
 
 def timeline_title(entry: dict[str, Any], split: dict[str, Any] | None) -> str:
@@ -337,12 +287,12 @@ def timeline_title(entry: dict[str, Any], split: dict[str, Any] | None) -> str:
 
 def plot_first_calls(ax: Any, entries: Sequence[dict[str, Any]], splits: Sequence[dict[str, Any] | None]) -> None:
     """Host time of the first call beside the median of the later ones, per variant, from the same recording."""
-    rows: list[tuple[str, float, Any]] = []
+    rows: list[tuple[str, float, str]] = []
     for entry, split in zip(entries, splits):
         if split:
-            calls = entry.get("calls")
-            rows.append((f"{entry['variant']}: first call", split["first_us"], FIRST_CALL_COLOR))
-            rows.append((f"{entry['variant']}: calls 2–{calls}, median", split["steady_median_us"], STEADY_COLOR))
+            rows.append((f"{entry['variant']}: first call", split["first_us"], "#c44e52"))
+            rows.append((f"{entry['variant']}: calls 2–{entry.get('calls')}, median", split["steady_median_us"],
+                         "#4c72b0"))
     for y, (_, us, color) in enumerate(rows):
         ax.barh(y, us, height=0.7, color=color)
         ax.text(us, y, f" {us:.0f} us", va="center", fontsize=8)
@@ -355,17 +305,11 @@ def plot_first_calls(ax: Any, entries: Sequence[dict[str, Any]], splits: Sequenc
     ax.set_title("The first recorded call (it holds one-time costs) vs the later calls", fontsize=10)
 
 
-def timeline_legend(ax: Any, groups: Iterable[str]) -> None:
-    from matplotlib.patches import Patch
-
-    names = [g for g in GROUP_NAMES if g in groups] + (["kernels"] if "kernels" in groups else [])
-    handles = [Patch(color=KERNEL_COLOR if g == "kernels" else group_color(g), label=g) for g in names]
-    ax.legend(handles=handles, fontsize=8, ncol=3, loc="center", frameon=False)
-
-
 def plot_timeline(fig: Any, results: Results) -> None:
     """Each variant's steady-state calls (the first call, with its one-time costs, cut off), all at one scale
     (us per inch), and the first call's host time beside the later calls' median in a panel of its own."""
+    from matplotlib.patches import Patch
+
     entries = timeline_entries(results)
     if not entries:
         return no_data(fig, "no timeline in this results.json")
@@ -387,25 +331,13 @@ def plot_timeline(fig: Any, results: Results) -> None:
                         fontsize=8)
     if n_split:
         plot_first_calls(fig.add_subplot(grid[1 + len(entries)]), entries, splits)
-    legend_ax.axis("off")
-    legend_ax.set_label("legend")
-    timeline_legend(legend_ax, groups)
+    names = [g for g in (*GROUP_NAMES, "kernels") if g in groups]
+    legend_panel(legend_ax, {g: Patch(color=group_color(g)) for g in names}, ncol=3, loc="center")
     fig.suptitle(f"API calls and kernels of consecutive seed calls, {shape_text(results)}", fontsize=11)
 
 
-# ---- attribution.png ------------------------------------------------------------------------------------
-
-PRICED = "count × unit cost per API group"
 REST = "unexplained rest (measured - priced)"
 OVERPRICED = "measured (less than the priced sum)"
-
-
-def explained_by_group(rows: Sequence[dict[str, Any]]) -> dict[str, list[float]]:
-    stacks = {g: [0.0] * len(rows) for g in GROUP_NAMES}
-    for i, row in enumerate(rows):
-        for term in row["terms"]:
-            stacks[api_group(term["api"])][i] += term["us"]
-    return stacks
 
 
 def attribution_bars(results: Results) -> list[dict[str, Any]]:
@@ -417,12 +349,13 @@ def attribution_bars(results: Results) -> list[dict[str, Any]]:
     for key, rows in (results.get("attribution") or {}).items():
         if not rows:
             continue
-        priced = {g: sum(v) for g, v in explained_by_group(rows).items() if sum(v) > 0}
+        priced = {g: sum(sum(t["us"] for t in r["terms"] if group_of(t["api"]).title == g) for r in rows)
+                  for g in GROUP_NAMES}
+        priced = {g: us for g, us in priced.items() if us > 0}
         host = (timings.get(key) or {}).get("host_us")
         total = host if host is not None else sum(r["measured_us"] for r in rows)
-        bars.append({"key": key, "priced": priced, "measured_us": total,
-                     "measured": "host time" if host is not None else "sum of the phases",
-                     "rest_us": total - sum(priced.values())})
+        bars.append({"key": key, "priced": priced, "measured_us": total, "rest_us": total - sum(priced.values()),
+                     "suffix": " us" if host is not None else " us (sum of the phases)"})
     return bars
 
 
@@ -452,8 +385,8 @@ def plot_attribution(fig: Any, results: Results) -> None:
                         bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
         else:
             ax.plot([bar["measured_us"]] * 2, [y - 0.4, y + 0.4], color="k", linewidth=1.5, label=OVERPRICED)
-        suffix = " us" if bar["measured"] == "host time" else " us (sum of the phases)"
-        ax.text(max(bar["measured_us"], left), y, f" {bar['measured_us']:.1f}{suffix}", va="center", fontsize=8)
+        ax.text(max(bar["measured_us"], left), y, f" {bar['measured_us']:.1f}{bar['suffix']}", va="center",
+                fontsize=8)
     ax.set_yticks(range(len(bars)), [b["key"] for b in bars], fontsize=9)
     ax.invert_yaxis()
     ax.set_xlim(0, xmax * 1.2)
@@ -462,34 +395,9 @@ def plot_attribution(fig: Any, results: Results) -> None:
                   fontsize=9)
     ax.grid(True, axis="x", alpha=0.3)
     ax.set_title("API count × unit cost, by API group, and the unexplained rest", fontsize=10)
-    legend_ax = fig.add_subplot(grid[1])
-    legend_ax.axis("off")
-    legend_ax.set_label("legend")
-    handles = dict(zip(*reversed(ax.get_legend_handles_labels())))
-    legend_ax.legend(handles.values(), handles.keys(), fontsize=8, ncol=2, loc="upper center", frameon=False,
-                     title=PRICED + ", then the rest", title_fontsize=8)
+    legend_panel(fig.add_subplot(grid[1]), dict(zip(*reversed(ax.get_legend_handles_labels()))), ncol=2,
+                 loc="upper center", title="count × unit cost per API group, then the rest", title_fontsize=8)
     fig.suptitle(f"Where the host time goes, {shape_text(results)}", fontsize=11)
-
-
-# ---- Driver -------------------------------------------------------------------------------------------
-
-
-def figure_size(name: str, results: Results) -> tuple[float, float]:
-    rows = len(host_rows(results))
-    panels = {
-        "sweep.png": math.ceil(len(sweep_configs(results.get("sweep") or [])) / 2),
-        "timeline.png": len(timeline_entries(results)),
-        "attribution.png": len([v for v in (results.get("attribution") or {}).values() if v]),
-    }
-    first_calls = sum(1 for e in timeline_entries(results) if first_call_split(e))
-    sizes = {
-        "counts_by_phase.png": (14.0, 6.0),
-        "host_time.png": (11.0, 2.0 + 0.45 * max(rows, 1)),
-        "sweep.png": (8.0, 2.6 + 3.2 * max(panels["sweep.png"], 1)),
-        "timeline.png": (8.0, 2.2 + 2.0 * panels["timeline.png"] + 0.5 * first_calls),
-        "attribution.png": (8.0, 2.6 + 0.5 * max(panels["attribution.png"], 1)),
-    }
-    return sizes[name]
 
 
 PLOTS: dict[str, Callable[[Any, Results], None]] = {
@@ -499,6 +407,19 @@ PLOTS: dict[str, Callable[[Any, Results], None]] = {
     "timeline.png": plot_timeline,
     "attribution.png": plot_attribution,
 }
+
+
+def figure_size(name: str, results: Results) -> tuple[float, float]:
+    if name == "counts_by_phase.png":
+        return 14.0, 6.0
+    if name == "host_time.png":
+        return 11.0, 2.0 + 0.45 * max(len(host_rows(results)), 1)
+    if name == "sweep.png":
+        return 8.0, 2.6 + 3.2 * max(math.ceil(len(sweep_configs(results.get("sweep") or [])) / 2), 1)
+    if name == "timeline.png":
+        entries = timeline_entries(results)
+        return 8.0, 2.2 + 2.0 * len(entries) + 0.5 * sum(1 for e in entries if first_call_split(e))
+    return 8.0, 2.6 + 0.5 * max(len(attribution_bars(results)), 1)
 
 
 def figure(name: str, results: Results) -> Any:
@@ -516,19 +437,13 @@ def figure(name: str, results: Results) -> Any:
     return fig
 
 
-def render(name: str, results: Results, path: Path) -> None:
-    figure(name, results).savefig(path, dpi=DPI)
-
-
 def make_plots(results: Results, out_dir: str | Path) -> list[Path]:
     """Writes every plot of `results` (a loaded results.json) into out_dir; returns the paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = []
     for name in PLOTS:
-        render(name, results, out / name)
-        paths.append(out / name)
-    return paths
+        figure(name, results).savefig(out / name, dpi=DPI)
+    return [out / name for name in PLOTS]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,9 +16,6 @@ from .results import resolved
 from .vocabulary import CONFIG_COUNT_GROUPS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, calls_by_group, group
 
 
-# ---- Tables -------------------------------------------------------------------------------------------
-
-
 def fmt(value: Any) -> str:
     if value is None:
         return "-"
@@ -29,14 +26,10 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
-def _numeric(values: Sequence[Any]) -> bool:
-    return all(v is None or isinstance(v, (int, float)) for v in values)
-
-
 def format_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A plain-text table: numeric columns right-aligned, text columns left-aligned."""
     cells = [[fmt(c) for c in row] for row in rows]
-    right = [_numeric([row[i] for row in rows]) for i in range(len(headers))]
+    right = [all(row[i] is None or isinstance(row[i], (int, float)) for row in rows) for i in range(len(headers))]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
 
     def line(r: Sequence[str]) -> str:
@@ -89,12 +82,6 @@ def attribution_tables(attribution: dict[str, list[dict[str, Any]]]) -> list[str
     return tables
 
 
-def sweep_table(rows: list[dict[str, Any]]) -> str:
-    body = [[f"{r['m']}x{r['n']}x{r['k']}", r["kernel_us"], f"{r['variant']}/{r['mode']}",
-             "yes" if r["sync_each_call"] else "no", r["host_us"], r["loop_us"], r["model_us"]] for r in rows]
-    return format_table("Size sweep (us)", ["MxNxK", "kernel", "variant/mode", "sync", "host", "loop", "model"], body)
-
-
 def candidates_table(rows: list[dict[str, Any]], base: float | None) -> str:
     """Each candidate's host time (results.resolved) and over `base`, the issue's pattern's (timings original/seed),
     as the site's table divides."""
@@ -121,7 +108,10 @@ def print_report(reading: dict[str, Any]) -> None:
     parts.append(format_table("TMA descriptor encodes of one original seed call", ["phase", "dims", "box", "ns"],
                               [[e["phase"], e["dims"], e["box"], e["ns"]] for e in results.get("encode_costs") or []]))
     parts += attribution_tables(results.get("attribution") or {})
-    parts.append(sweep_table(results.get("sweep") or []))
+    parts.append(format_table("Size sweep (us)", ["MxNxK", "kernel", "variant/mode", "sync", "host", "loop", "model"],
+                              [[f"{r['m']}x{r['n']}x{r['k']}", r["kernel_us"], f"{r['variant']}/{r['mode']}",
+                                "yes" if r["sync_each_call"] else "no", r["host_us"], r["loop_us"], r["model_us"]]
+                               for r in results.get("sweep") or []]))
     parts.append(candidates_table(results.get("candidates_625") or [],
                                   (results.get("timings") or {}).get("original/seed", {}).get("host_us")))
     parts.append(format_table(f"loop / kernel at the issue-like shape (the issue reports {ISSUE_LOOP_US:g} / "
@@ -187,9 +177,6 @@ def verdict_text(results: dict[str, Any]) -> str:
     lines.append(f"\nSuspects, largest measured effect first (noise floor +/-{100 * v['noise_half_width']:.1f}%):")
     lines += [f"  {s['suspect']}: {s['reading']}" for s in v["suspects"]]
     return "\n".join(lines)
-
-
-# ---- Files ----------------------------------------------------------------------------------------------
 
 
 def jsonable(value: Any) -> Any:

@@ -21,11 +21,6 @@ encodes' inputs, 6's tracing cost, 7) and hands it back as JSON.
 Needs a GPU and this package only: the operands and the stream come from cutlass_overhead._device. With
 torch installed it also times torch.matmul for comparison. Without a usable GPU it prints one line to stderr
 and exits with status 2. Results go to OUT/results.json; plots.py turns that file into the PNGs.
-
-This module is the CLI and the order of the steps; the steps live in their modules and return their sections,
-which measure_all alone puts into the results (results.py): workloads (what is measured), device (the GPU side),
-timing (clean times), child (everything CUPTI), analysis (attribution, loop model, candidates), present (tables,
-JSON, plots), stamp (provenance).
 """
 
 from __future__ import annotations
@@ -51,15 +46,10 @@ from .vocabulary import HEADLINE_K, HEADLINE_M, HEADLINE_N
 from .device import CuptiBackend, DeviceKernel, NoGpu, choose_kernel, gpu_info
 from .workloads import PROFILES, Context, Shape, Workload, make_plan
 
-__all__ = ["Context", "Shape", "jsonable", "main", "make_plan", "measure_all"]
-
 
 def new_results(kind: str, status: dict[str, Any], stamped: dict[str, Any], w: Workload) -> Results:
     return Results(stamp=stamped, kernel=kind, shape=w.shape.as_dict(), params_bytes=w.params_bytes("original"),
                    **status)
-
-
-# ---- Everything, in order: each step returns its sections, and only measure_all puts them in the results -----
 
 
 def measure_clean(ctx: Context, results: Results) -> tuple[dict[Shape, list[dict[str, Any]]], dict[str, Any]]:
@@ -92,7 +82,7 @@ def measure_all(ctx: Context, results: Results) -> Results:
 
     This process never uses CUPTI. The CUPTI child (ctx.cupti_child) runs after the clean times; what comes
     after it here (encode costs, the issue-like shape's sweep rows) is timed here, still without CUPTI."""
-    errors = results.errors
+    errors, started = results.errors, time.monotonic()
     timed, noise = measure_clean(ctx, results)
     table = run_step(errors, "configs", lambda: configs.measure(ctx, errors, results.timings)) \
         if ctx.plan.runs("configs") else None
@@ -127,10 +117,8 @@ def measure_all(ctx: Context, results: Results) -> Results:
         results.put(candidates_625=run_step(errors, "candidates", lambda: analysis.candidates_625(results, ctx.gpu)))
     results.put(targets=run_step(errors, "targets", lambda: analysis.targets(results)))
     results.put(verdict=run_step(errors, "verdict", lambda: analysis.verdict(results)))
+    results.put(elapsed_s=time.monotonic() - started)
     return results
-
-
-# ---- The command line ---------------------------------------------------------------------------------
 
 
 def positive_int(text: str) -> int:
@@ -192,8 +180,7 @@ def make_context(args: argparse.Namespace) -> tuple[Context, dict[str, Any], str
     kind, variants, status = choose_kernel(gpu, args.host_path_on_hopper)
     from . import _device
 
-    stream = _device.Stream()
-    kernel = DeviceKernel(kind, variants, stream)
+    kernel = DeviceKernel(kind, variants, _device.Stream())
     shape = Shape(args.m, args.n, args.k)
     reason = kernel.unsupported(shape)
     if reason:
@@ -215,7 +202,8 @@ def setup(args: argparse.Namespace, argv: Sequence[str] | None) -> tuple[Context
     return ctx, new_results(kind, status, stamped, ctx.headline)
 
 
-def no_gpu(error: Exception, prog: str = "cutlass-overhead-report") -> int:
+def refuse(error: Exception, prog: str = "cutlass-overhead-report") -> int:
+    """Nothing can be measured (no GPU, no variant, a shape the GEMM rejects): one line, exit status 2."""
     print(f"{prog}: {one_line(str(error))}", file=sys.stderr)
     return 2
 
@@ -225,7 +213,7 @@ def child_main(args: argparse.Namespace) -> int:
     try:
         ctx = make_context(args)[0]
     except (NoGpu, VariantUnavailable) as error:
-        return no_gpu(error)
+        return refuse(error)
     in_json, out_json = args.cupti_child
     out = child_measure(ctx, json.loads(in_json.read_text()))
     out_json.write_text(json.dumps(jsonable(out), allow_nan=False) + "\n")
@@ -239,10 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         ctx, results = setup(args, argv)
     except (NoGpu, VariantUnavailable) as error:
-        return no_gpu(error)
-    started = time.monotonic()
+        return refuse(error)
     measure_all(ctx, results)
-    results.put(elapsed_s=time.monotonic() - started)
     path = write_json(results.to_json(), args.out)
     print_report(results.to_json())
     print(f"\nwrote {path}")

@@ -8,7 +8,9 @@ compare_reading, docs/hooks, scripts/fill-pr-results.py) read the JSON that to_j
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field, fields
+from functools import reduce
 from typing import Any
 
 # 2: no copies. Where a section shows a value stored elsewhere, it names it (resolved() fills it in for readers):
@@ -102,10 +104,7 @@ def from_json(reading: dict[str, Any]) -> Results:
 
 def value_at(results: dict[str, Any], path: list[str | int]) -> Any:
     """The value a reference names: a path of keys and list indices into the written results."""
-    node: Any = results
-    for part in path:
-        node = node[part]
-    return node
+    return reduce(operator.getitem, path, results)
 
 
 def resolve(timings: dict[str, Any], row: dict[str, Any], what: str) -> Any:
@@ -117,12 +116,9 @@ def resolve(timings: dict[str, Any], row: dict[str, Any], what: str) -> Any:
 
 def phase_order(results: dict[str, Any]) -> list[str]:
     """The phases in the order the report wrote them (the issue's order), then any others."""
-    seen: dict[str, None] = {}
-    for timing in (results.get("timings") or {}).values():
-        seen.update(dict.fromkeys(timing.get("phase_us") or {}))
-    for entry in (results.get("counts") or {}).values():
-        seen.update(dict.fromkeys(entry.get("per_call") or {}))
-    return list(seen)
+    phases = [*(t.get("phase_us") for t in (results.get("timings") or {}).values()),
+              *(c.get("per_call") for c in (results.get("counts") or {}).values())]
+    return list(dict.fromkeys(phase for entry in phases for phase in entry or {}))
 
 
 def row_kernel_us(row: dict[str, Any], kernel_us: float | None, kernel_search: dict[str, Any] | None) -> float | None:

@@ -164,16 +164,13 @@ def platform_info(root: Path | str = "/") -> dict[str, str]:
     return {"platform": name, "platform_evidence": why, **info}
 
 
-def _cuda_version(encoded: int) -> str:
-    return f"{encoded // 1000}.{encoded % 1000 // 10}"
-
-
-def cuda_driver_api() -> str | None:
+def _cuda_version(library: str, function: str) -> str | None:
+    """"12.8" from `function` (cuDriverGetVersion, cudaRuntimeGetVersion) of `library`; None where it fails."""
     try:
         version = ctypes.c_int()
-        if ctypes.CDLL("libcuda.so.1").cuDriverGetVersion(ctypes.byref(version)) == 0:
-            return _cuda_version(version.value)
-    except OSError:
+        if getattr(ctypes.CDLL(library), function)(ctypes.byref(version)) == 0:
+            return f"{version.value // 1000}.{version.value % 1000 // 10}"
+    except (OSError, AttributeError):
         pass
     return None
 
@@ -185,14 +182,7 @@ def cuda_runtimes() -> str | None:
     except OSError:
         return None
     paths = sorted({line.split()[-1] for line in maps if "libcudart" in line.split()[-1]})
-    found = []
-    for path in paths:
-        try:
-            version = ctypes.c_int()
-            if ctypes.CDLL(path).cudaRuntimeGetVersion(ctypes.byref(version)) == 0:
-                found.append(f"{_cuda_version(version.value)} ({Path(path).name})")
-        except (OSError, AttributeError):
-            continue
+    found = [f"{v} ({Path(path).name})" for path in paths if (v := _cuda_version(path, "cudaRuntimeGetVersion"))]
     return ", ".join(found) or None
 
 
@@ -205,7 +195,8 @@ def stamp(gpu: dict[str, Any], torch_version: str | None, quick: bool, argv: Seq
     commit, dirty = git_state()
     return {
         "gpu": gpu["name"], "compute_capability": f"{gpu['major']}.{gpu['minor']}",
-        "driver_version": nvidia_smi_driver(), "cuda_runtime": cuda_runtimes(), "cuda_driver_api": cuda_driver_api(),
+        "driver_version": nvidia_smi_driver(), "cuda_runtime": cuda_runtimes(),
+        "cuda_driver_api": _cuda_version("libcuda.so.1", "cuDriverGetVersion"),
         "nvcc": info["nvcc_version"], "cutlass_version": info["cutlass_version"],
         "cutlass_origin": info["cutlass_origin"], "patch_series": info["patch_series"], "patches": info["patches"],
         "patch_sha256_prefixes": info["patch_sha256_prefixes"], "build_type": info["build_type"],

@@ -9,9 +9,8 @@ its own baseline at the user's shape, in interleaved rounds (harness.interleaved
 * first call   a fresh process's context creation, first call and second call (lazy loading, one-time lookups):
                a child process, since this one made its first call long ago
 
-The other suspects come from the common steps, once: host code built -O0 (the O0 variant in the timings step's
-rounds), a cudaStreamSynchronize after every call (the synced pattern there), a profiler attached (the CUPTI child's
-tracing cost). analysis.verdict weighs them all against the run's A/A noise floor.
+The other suspects (-O0 host code, a sync per call, a profiler attached) come from the common steps, once;
+analysis.verdict weighs them all against the run's A/A noise floor.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -41,16 +41,14 @@ ATTRIBUTE_CALLS = 256
 ATTRIBUTE, ATTRIBUTE_LOADED = "attribute_call", "attribute_call_with"
 
 
-def loop_us(w: Workload, variant: str, calls: int, allocate: bool) -> float:
-    """us per iteration of `calls` calls of the issue's pattern from Python, the stream drained at both ends; with
-    `allocate`, a fresh ALLOC_BYTES device buffer is allocated and freed beside every call."""
+def loop_us(w: Workload, calls: int, allocate: bool) -> float:
+    """us per iteration of `calls` calls of the issue's pattern from Python, the stream drained at both ends."""
     w.sync()
     t0 = time.perf_counter_ns()
     for _ in range(calls):
-        w.run(variant)
+        w.run("original")
         if allocate:
-            buffer = w.allocate(ALLOC_BYTES)
-            del buffer
+            w.allocate(ALLOC_BYTES)  # not kept: freed at once, beside the call
     w.sync()
     return (time.perf_counter_ns() - t0) / calls / 1e3
 
@@ -64,9 +62,9 @@ def paired(samples: dict[str, list[float]], what: str, unit: str, **extra: Any) 
 
 def measure_allocation(ctx: Context) -> dict[str, Any]:
     w, p = ctx.headline, ctx.plan
-    loop_us(w, "original", p.warmup, True)
-    samples = harness.interleaved({BASELINE: lambda: loop_us(w, "original", p.calls, False),
-                                   WITH: lambda: loop_us(w, "original", p.calls, True)}, p.rounds, seed=1)
+    loop_us(w, p.warmup, True)
+    samples = harness.interleaved({BASELINE: lambda: loop_us(w, p.calls, False),
+                                   WITH: lambda: loop_us(w, p.calls, True)}, p.rounds, seed=1)
     return paired(samples, SUSPECTS["allocation"], "loop us per iteration (Python loop, stream drained at both ends)",
                   bytes=ALLOC_BYTES)
 
@@ -146,8 +144,6 @@ def subprocess_first_call() -> ChildRunner:
     from .child import run_child_process
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
-        import tempfile
-
         with tempfile.TemporaryDirectory(prefix="cutlass-overhead-first-call-") as tmp:
             in_json, out_json = Path(tmp) / "request.json", Path(tmp) / "out.json"
             in_json.write_text(json.dumps(request))

@@ -14,7 +14,6 @@ from typing import Any
 
 from . import harness
 from ._steps import Errors, Progress, attempt, key_of, record_error
-from .harness import median
 from .analysis import SYNC_SUFFIX, sweep_rows
 from .results import Results
 from .workloads import Context, Plan, Shape, Workload
@@ -29,8 +28,6 @@ SWEEP_CONFIGS: tuple[tuple[str, str, bool], ...] = (
     ("original", "seed", False), ("patched", "seed", False), ("original", "floor", False),
     ("original", "seed", True))
 
-
-# ---- Timings: one interleaved measurement at the headline shape --------------------------------------
 
 # The block timed twice per round for the run's A/A noise floor (harness.noise_floor): the issue's pattern.
 NOISE_BLOCK = key_of("original", "seed")
@@ -86,16 +83,12 @@ def summarize_runs(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {
         "host_us": host.median,
         "host": host.as_dict(),
-        "loop_us": median(us("loop_ns_per_iter")),
-        "gpu_us": median(us("gpu_ns_per_iter")),
-        "phase_us": {p: median([r["phase_ns_per_call"][p] for r in runs]) / 1e3 for p in phases},
+        "loop_us": harness.median(us("loop_ns_per_iter")),
+        "gpu_us": harness.median(us("gpu_ns_per_iter")),
+        "phase_us": {p: harness.median([r["phase_ns_per_call"][p] for r in runs]) / 1e3 for p in phases},
         "iterations": int(runs[0]["iterations"]),
         "rounds": len(runs),
     }
-
-
-def headline_configs(ctx: Context) -> list[tuple[str, str, bool]]:
-    return [(v, m, False) for v, m in TIMING_KEYS] + [("original", "seed", True)]
 
 
 @dataclass(frozen=True)
@@ -112,7 +105,7 @@ def measure_headline(ctx: Context, errors: Errors, extra: dict[str, BenchBlock] 
     """The timings step: every headline block, TIMING_KEYS, the synced pattern and `extra` (the ablation's
     builds and operand regimes, experiments.ablation_blocks), in one interleaved set of rounds. Each quantity
     at the headline shape is measured here once; the sweep, the ablation and the profiler cost reuse it."""
-    own = bench_blocks(ctx, ctx.headline, headline_configs(ctx))
+    own = bench_blocks(ctx, ctx.headline, [(v, m, False) for v, m in TIMING_KEYS] + [("original", "seed", True)])
     blocks = {**{name: block for name, block in (extra or {}).items() if name not in own}, **own}
     samples, runs = run_interleaved(ctx, errors, blocks, "timings", NOISE_BLOCK)
     headline_samples = {
@@ -132,9 +125,6 @@ def measure_headline(ctx: Context, errors: Errors, extra: dict[str, BenchBlock] 
     if O0_SERIES in timings and O0_PRISTINE in samples:
         timings[O0_SERIES]["speedup_vs_O0_seed"] = harness.ratio(samples, O0_PRISTINE, O0_SERIES).as_dict()
     return Headline(timings, headline_samples, noise)
-
-
-# ---- torch.matmul, for comparison (torch is optional) -----------------------------------------------
 
 
 def torch_matmul_once(torch: Any, a: Any, bt: Any, stream: Any, calls: int) -> tuple[float, float, float]:
@@ -165,15 +155,12 @@ def make_torch_timer(torch: Any, stream_handle: int) -> Callable[[Shape, Plan], 
             stream.synchronize()
             runs = [torch_matmul_once(torch, a, b.T, stream, plan.calls) for _ in range(plan.rounds)]
         host = harness.spread([r[0] for r in runs])
-        return {"host_us": host.median, "host": host.as_dict(), "loop_us": median([r[1] for r in runs]),
-                "gpu_us": median([r[2] for r in runs]), "iterations": plan.calls, "rounds": plan.rounds,
+        return {"host_us": host.median, "host": host.as_dict(), "loop_us": harness.median([r[1] for r in runs]),
+                "gpu_us": harness.median([r[2] for r in runs]), "iterations": plan.calls, "rounds": plan.rounds,
                 "call": "torch.matmul(a, b.T), bf16, a new output per call",
                 "note": "timed in Python with time.perf_counter_ns: includes the interpreter and torch's dispatcher"}
 
     return time_torch_matmul
-
-
-# ---- Unit costs -----------------------------------------------------------------------------------------
 
 
 def interleaved_ns(ctx: Context, errors: Errors, probes: dict[str, Callable[[int], float]], label: str
@@ -210,37 +197,25 @@ def measure_encode_costs(ctx: Context, errors: Errors,
              "n": spreads[f"#{i}"].n} for i, e in enumerate(encodes) if f"#{i}" in spreads]
 
 
-# ---- Sweep: host and loop times here, kernel times from the child ------------------------------------
-
-
-def sweep_entry(variant: str, mode: str, sync: bool, t: dict[str, Any], timings_key: str | None) -> dict[str, Any]:
-    """One config's times at one shape; `timings_key`: the timings entry they are (at the headline shape), which the
-    sweep row then names instead of repeating them."""
-    entry = {"variant": variant, "mode": mode, "sync_each_call": sync, "host_us": t["host_us"], "loop_us": t["loop_us"]}
-    return {**entry, "timings_key": timings_key} if timings_key else entry
-
-
-def sweep_timings(ctx: Context, errors: Errors, timings: dict[str, Any] | None, w: Workload) -> list[dict[str, Any]]:
-    """Host and loop us of every sweep config at one shape, timed in this process (no CUPTI), interleaved.
-    At the headline shape they are the timings step's own values, not a second measurement."""
-    if w.shape == ctx.headline.shape:
-        found, named = timings or {}, True
-    else:
-        _, runs = run_interleaved(ctx, errors, bench_blocks(ctx, w, SWEEP_CONFIGS), f"sweep {w.shape.label()}")
-        found, named = {key: summarize_runs(r) for key, r in runs.items()}, False
-    return [sweep_entry(v, m, sync, found[key], key if named else None) for v, m, sync in SWEEP_CONFIGS
-            if (key := timing_key(v, m, sync)) in found]
-
-
 def time_shape(ctx: Context, errors: Errors, timings: dict[str, Any] | None, shape: Shape,
                progress: Progress) -> list[dict[str, Any]]:
+    """Host and loop us of every sweep config at one shape, timed in this process (no CUPTI), interleaved.
+    At the headline shape they are the timings step's own values, not a second measurement: the row names
+    their timings key instead of repeating them."""
     reason = ctx.kernel.unsupported(shape)
     if reason:
         raise RuntimeError(reason)
-    w = ctx.headline if shape == ctx.headline.shape else ctx.kernel.make(shape)
-    found = sweep_timings(ctx, errors, timings, w)
+    named = shape == ctx.headline.shape
+    if named:
+        found = timings or {}
+    else:
+        _, runs = run_interleaved(ctx, errors, bench_blocks(ctx, ctx.kernel.make(shape), SWEEP_CONFIGS),
+                                  f"sweep {shape.label()}")
+        found = {key: summarize_runs(r) for key, r in runs.items()}
     progress.step(shape.label())
-    return found
+    return [{"variant": v, "mode": m, "sync_each_call": sync, "host_us": found[key]["host_us"],
+             "loop_us": found[key]["loop_us"], **({"timings_key": key} if named else {})}
+            for v, m, sync in SWEEP_CONFIGS if (key := timing_key(v, m, sync)) in found]
 
 
 def measure_sweep_host(ctx: Context, errors: Errors, timings: dict[str, Any] | None) -> dict[Shape, list[dict[str, Any]]]:
@@ -276,13 +251,13 @@ def assemble_sweep(ctx: Context, results: Results, timed: dict[Shape, list[dict[
                    child: dict[str, Any]) -> list[dict[str, Any]]:
     """Sweep rows: host and loop from this process, kernel from the child (at the headline shape its kernel_us, not
     a second measurement); then the issue-like shape."""
-    kernels = {(k["m"], k["n"], k["k"]): k["kernel_us"] for k in child.get("sweep_kernel_us") or []}
+    kernels = {Shape(k["m"], k["n"], k["k"]): k["kernel_us"] for k in child.get("sweep_kernel_us") or []}
     if results.kernel_us is not None:
-        kernels[(ctx.headline.shape.m, ctx.headline.shape.n, ctx.headline.shape.k)] = results.kernel_us
+        kernels[ctx.headline.shape] = results.kernel_us
     rows: list[dict[str, Any]] = []
     missing: list[str] = []
     for shape, found in timed.items():
-        kernel = kernels.get((shape.m, shape.n, shape.k))
+        kernel = kernels.get(shape)
         if kernel is None:
             missing.append(shape.label())
         else:

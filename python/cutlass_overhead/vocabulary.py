@@ -1,12 +1,6 @@
 """The project's vocabulary: each fact that the report, the doctor wrapper, the plots, the pages and the scripts
 name, stated here once.
 
-* the issue       what NVIDIA/cutlass#3003 reports (the only numbers in the project not measured by it)
-* the shape       the headline shape every front end defaults to
-* API groups      which CUDA API names make an "entry-point lookup", a "TMA encode", ..., and how calls are
-                  counted per group
-* the series      which series file patch/ gives a CUTLASS version, and the diff hash that stamps a build
-
 Pure Python and standard library only: docs/hooks/ and scripts/ load this file by its path, without the
 compiled package. What C++ knows (Mode, Phase) is exported by the modules; what CMake knows (the variants
 built) is in _build_info.
@@ -18,27 +12,20 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-# ---- The issue --------------------------------------------------------------------------------------------
+# ---- The issue (the only numbers in the project not measured by it) -----------------------------------------
 
 ISSUE = "NVIDIA/cutlass#3003"
 ISSUE_KERNEL_US = 91.0  # the issue's kernel time per GEMM
 ISSUE_LOOP_US = 625.0  # the issue's loop time per iteration
 ISSUE_MACHINE = "thor-u, CUDA 12.8, CUTLASS v4.3.5"  # the issue's own words for its machine
 
-# ---- The headline shape -----------------------------------------------------------------------------------
+# ---- The headline shape, every front end's default ---------------------------------------------------------
 
 # M = 128 selects the issue's M <= 128 config (KernelConfigM128); N = K = 4096.
 HEADLINE_M, HEADLINE_N, HEADLINE_K = 128, 4096, 4096
+HEADLINE_LABEL = f"{HEADLINE_M}x{HEADLINE_N}x{HEADLINE_K}"  # as file names and tables spell the shape
 
-
-def shape_label(m: int, n: int, k: int) -> str:
-    """The shape as file names and tables spell it: "128x4096x4096"."""
-    return f"{m}x{n}x{k}"
-
-
-HEADLINE_LABEL = shape_label(HEADLINE_M, HEADLINE_N, HEADLINE_K)
-
-# ---- API groups -------------------------------------------------------------------------------------------
+# ---- API groups: which CUDA API names make an "entry-point lookup", a "TMA encode", ... ----------------------
 
 
 @dataclass(frozen=True)

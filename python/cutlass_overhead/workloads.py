@@ -16,10 +16,6 @@ CountRow = tuple[str, str, str, int]  # (phase, domain, api, count)
 ChildRunner = Callable[[dict[str, Any]], dict[str, Any]]  # the CUPTI child's request -> its JSON output
 
 
-
-# ---- Plan: how long each measurement runs ---------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Plan:
     """Iteration counts. `calls` stays well below the CUDA launch queue's depth (about a thousand
@@ -38,7 +34,6 @@ class Plan:
     profile: str = "report"  # which steps run: PROFILES
 
     def runs(self, step: str) -> bool:
-        """Whether this plan's profile runs the optional step `step` (a name in PROFILES)."""
         return step in PROFILES[self.profile]
 
 
@@ -74,9 +69,6 @@ class Shape:
 
     def label(self) -> str:
         return f"M={self.m} N={self.n} K={self.k}"
-
-
-# ---- What the measurements need from the GPU side (real: device.py; tests: tests/fakes.py) ----------
 
 
 class Workload(Protocol):
