@@ -199,7 +199,8 @@ def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
     if ctx.plan.runs("configs"):
         from . import configs
 
-        out["config_counts"] = run_step(errors, "config counts", lambda: configs.count(ctx, errors)) or {}
+        out["config_counts"] = run_step(errors, "config counts", lambda: configs.count(
+            ctx, errors, lambda w, variant, mode: per_call_counts(ctx, w, variant, mode))) or {}
     if ctx.kernel.kind != "nvfp4_hopper":  # the host path on Hopper launches no kernel
         out["kernel_us"] = run_step(errors, "headline kernel time", lambda: kernel_us(ctx, ctx.headline))
     shapes = request.get("sweep_shapes") or []

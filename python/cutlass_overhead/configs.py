@@ -9,13 +9,14 @@ records every call so, which is why its times are compared only with each other)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from . import harness
 from ._steps import Errors, attempt, key_of
 from .timing import bench_blocks, run_interleaved
-from .workloads import Context, Shape
+from .workloads import Context, Shape, Workload
 
 # One M per config of the issue's M-based dispatch (M <= 128, M <= 256, larger); the module names the config.
 CONFIG_MS = (128, 256, 512)
@@ -102,10 +103,10 @@ def measure(ctx: Context, errors: Errors, timings: dict[str, Any] | None) -> dic
     return out
 
 
-def count(ctx: Context, errors: Errors) -> dict[str, dict[str, Any]]:
-    """CUPTI child: {"M128+silu": {variant: counts of one steady-state call of the issue's pattern}}."""
-    from .child import per_call_counts
-
+def count(ctx: Context, errors: Errors,
+          per_call_counts: Callable[[Workload, str, str], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """CUPTI child: {"M128+silu": {variant: counts of one steady-state call of the issue's pattern}}, each counted by
+    the child's per_call_counts(workload, variant, mode) (passed in: configs never imports the child)."""
     counted: dict[str, dict[str, Any]] = {}
     for cfg in config_epilogues(ctx):
         if is_headline(ctx, cfg):
@@ -114,7 +115,7 @@ def count(ctx: Context, errors: Errors) -> dict[str, dict[str, Any]]:
         for variant in COUNTED:
             if variant in ctx.kernel.variants:
                 entry = attempt(errors, f"config counts {cfg.name} {variant}",
-                                lambda variant=variant: per_call_counts(ctx, w, variant, "seed"))
+                                lambda variant=variant: per_call_counts(w, variant, "seed"))
                 if entry is not None:
                     counted.setdefault(cfg.name, {})[variant] = entry
     return counted
