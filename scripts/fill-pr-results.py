@@ -62,14 +62,12 @@ def part_steps(folder: str, results: dict[str, Any]) -> str:
     lines = ["| after | host µs/call, median [IQR] |", "|---|---|"]
     for pr, label, s in steps(results):
         lines.append(f"| {'**' + label + '**' if pr == folder else label} | {iqr(s)} |")
-    a = results["ablation"]
-    lines.append("")
-    stamp = results["stamp"]
+    a, stamp = results["ablation"], results["stamp"]
     tree = next((line.split(":", 1)[1].split("(")[0].strip() for line in (MAIN.parent / "stamp.txt").read_text().splitlines()
                  if line.startswith("cutlass:")), "main")
-    lines.append(f"{a['rounds']} interleaved rounds of {a['calls_per_sample']} calls per build; {stamp['gpu']}, "
-                 f"{stamp['host_cpu']}, CUTLASS {tree} ({stamp['cutlass_version']}), repository {stamp['git_commit']}. "
-                 "An x86 host: never a Thor or Blackwell number.")
+    lines += ["", f"{a['rounds']} interleaved rounds of {a['calls_per_sample']} calls per build; {stamp['gpu']}, "
+              f"{stamp['host_cpu']}, CUTLASS {tree} ({stamp['cutlass_version']}), repository {stamp['git_commit']}. "
+              "An x86 host: never a Thor or Blackwell number."]
     return "\n".join(lines)
 
 
@@ -129,13 +127,11 @@ def series_breaks(folder: str) -> list[str]:
 def part_tests(folder: str, results: dict[str, Any]) -> str:
     series_log, suites_log = TESTS / "cutlass-suites-main-series-all.log", TESTS / "cutlass-suites-main-suites-run.log"
     series, suites = log_lines(series_log), log_lines(suites_log)
-    page = (PATCH / folder / "PR.md").read_text()
-    mine = page_targets(page)
+    mine = page_targets((PATCH / folder / "PR.md").read_text())
     lines = []
     # This PR alone on main (with PR 2 for PRs 3 and 4, whose tests build on its test file): its targets, built
     # on the GPU machine (-all), and CUTLASS's suites packed without a GPU and run there (-run).
-    number = folder.split("-", 1)[0]
-    alone_logs = sorted(TESTS.glob(f"cutlass-suites-main-{number}-alone-*.log"))
+    alone_logs = sorted(TESTS.glob(f"cutlass-suites-main-{folder.split('-', 1)[0]}-alone-*.log"))
     alone = {k: v for log in alone_logs for k, v in log_lines(log).items()}
     # The same packed suites on pristine main in the same time limit (SERIES=none), where they were run beside it.
     pristine_log = TESTS / "cutlass-suites-main-pristine-run.log"

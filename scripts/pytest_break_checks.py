@@ -46,13 +46,6 @@ OBSERVE: list[tuple[dict[str, str], list[str], str]] = [
 ]
 
 
-def ablation_by_last_patch() -> dict[str, str]:
-    from cutlass_overhead._variants import ablation_variants
-
-    # Keyed by the PR folder of the prefix's last patch: each PR's last header-changing commit ends one prefix.
-    return {str(v["last"]).split("/", 1)[0]: str(v["variant"]) for v in ablation_variants()}
-
-
 def run(variant_map: dict[str, str], tests: list[str], log: list[str]) -> set[str]:
     """Runs the tests with the map; returns the ids that failed."""
     env = dict(os.environ, CO_TEST_VARIANT_MAP=",".join(f"{k}={v}" for k, v in variant_map.items()))
@@ -64,7 +57,10 @@ def run(variant_map: dict[str, str], tests: list[str], log: list[str]) -> set[st
 
 def main() -> int:
     out = Path(sys.argv[1])
-    by_patch = ablation_by_last_patch()
+    from cutlass_overhead._variants import ablation_variants
+
+    # Keyed by the PR folder of the prefix's last patch: each PR's last header-changing commit ends one prefix.
+    by_patch = {str(v["last"]).split("/", 1)[0]: str(v["variant"]) for v in ablation_variants()}
     stamp = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                            capture_output=True, text=True).stdout.strip()
     log = [f"# pytest_break_checks.py on {os.uname().nodename}: {datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}",

@@ -48,17 +48,6 @@ def fmt_ratio(x: Any) -> str:
     return f"{x:.0f}×" if abs(x) >= 10 else f"{x:.1f}×"
 
 
-FILTERS: dict[str, Callable[[Any], str]] = {
-    "num": fmt_num,
-    "us": lambda x: f"{fmt_num(x)}{NBSP}µs",
-    "ns": lambda x: f"{fmt_num(x)}{NBSP}ns",
-    "x": fmt_ratio,
-    "count": fmt_count,
-    "int": lambda x: str(int(round(number(x, "an integer")))),
-    "pct": lambda x: f"{number(x, 'a percentage'):.0f}{NBSP}%",
-}
-
-
 def _stat(stat: Any, what: str) -> tuple[float, float, float]:
     """(median, q1, q3) of a spread ({median, q1, q3}: harness.Spread as written)."""
     from jinja2 import Undefined
@@ -85,10 +74,17 @@ def fmt_ratio_iqr(stat: Any) -> str:
     return f"{med:.2f} [IQR {q1:.2f}–{q3:.2f}]"
 
 
-FILTERS.update({
+FILTERS: dict[str, Callable[[Any], str]] = {
+    "num": fmt_num,
+    "us": lambda x: f"{fmt_num(x)}{NBSP}µs",
+    "ns": lambda x: f"{fmt_num(x)}{NBSP}ns",
+    "x": fmt_ratio,
+    "count": fmt_count,
+    "int": lambda x: str(int(round(number(x, "an integer")))),
+    "pct": lambda x: f"{number(x, 'a percentage'):.0f}{NBSP}%",
     "iqr_us": lambda s: fmt_iqr(s, "µs"),
     "iqr_x": fmt_ratio_iqr,
-})
+}
 
 
 def cell_us(x: Any) -> str:
@@ -99,16 +95,13 @@ def cell_count(x: Any) -> str:
     return "–" if not x else fmt_count(x)
 
 
-def cell_iqr(stat: Any) -> str:
+def cell_iqr(stat: Any, fmt: Callable[[float], str] = fmt_num) -> str:
     """A table cell: median, and the IQR under it in small type."""
     if not stat:
         return "–"
     med, q1, q3 = _stat(stat, "a table cell")
-    return f"{fmt_num(med)}<br><small>{fmt_num(q1)}–{fmt_num(q3)}</small>"
+    return f"{fmt(med)}<br><small>{fmt(q1)}–{fmt(q3)}</small>"
 
 
 def cell_ratio_iqr(stat: Any) -> str:
-    if not stat:
-        return "–"
-    med, q1, q3 = _stat(stat, "a table cell")
-    return f"{med:.2f}<br><small>{q1:.2f}–{q3:.2f}</small>"
+    return cell_iqr(stat, "{:.2f}".format)

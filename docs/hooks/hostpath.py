@@ -8,14 +8,13 @@ numbers as Blackwell or Thor numbers.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from .derived import derive
 from .errors import ResultsError
 from .formatting import cell_count, cell_iqr, fmt_num
-from .loading import RESULTS
+from .loading import RESULTS, read_json
 from .markdown import md_table
 from .vocabulary import R, V
 
@@ -27,18 +26,6 @@ VARIANTS = ("original", "patched")
 # The readings, by key "v<version>-<kind>": doctor-<key>-<shape>.json and its log doctor-<key>.log.
 READINGS = {f"v{version}-{kind}": f"doctor-v{version}-{kind}-{V.HEADLINE_LABEL}.json"
             for version in VERSIONS for kind in KINDS}
-
-
-def _read(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise ResultsError(f"{path} does not exist: run `scripts/gpu-evidence.sh OUT nvfp4` on a Hopper GPU")
-    try:
-        doc = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise ResultsError(f"{path} is not valid JSON: {error}") from error
-    if doc.get("schema") != R.SCHEMA:
-        raise ResultsError(f"{path}: schema {doc.get('schema')!r} is not {R.SCHEMA}")
-    return R.resolved(doc)
 
 
 def groups(per_api: dict[str, float], domains: dict[str, str]) -> dict[str, float]:
@@ -79,7 +66,10 @@ def load(root: Path) -> dict[str, Any]:
         for kind in KINDS:
             key = f"v{version}-{kind}"
             path = where / READINGS[key]
-            doc = _read(path)
+            doc = read_json(path, "run `scripts/gpu-evidence.sh OUT nvfp4` on a Hopper GPU")
+            if doc.get("schema") != R.SCHEMA:
+                raise ResultsError(f"{path}: schema {doc.get('schema')!r} is not {R.SCHEMA}")
+            doc = R.resolved(doc)
             if doc["stamp"].get("cutlass_version") != version:
                 raise ResultsError(f"{path} says CUTLASS {doc['stamp'].get('cutlass_version')!r}")
             data["readings"][key] = doc
@@ -135,12 +125,9 @@ def priced_by_group(doc: dict[str, Any]) -> dict[str, float]:
 
 
 def label_banner(data: dict[str, Any]) -> str:
-    return f'!!! warning "{data["label"]}"\n\n    Measured on {_gpu(data)}. Not a Blackwell or Thor number.'
-
-
-def _gpu(data: dict[str, Any]) -> str:
     stamp = data["readings"]["v4.3.5-nvfp4-hopper"]["stamp"]
-    return f"{stamp['gpu']}, {stamp['host_cpu']}"
+    return (f'!!! warning "{data["label"]}"\n\n    Measured on {stamp["gpu"]}, {stamp["host_cpu"]}. '
+            "Not a Blackwell or Thor number.")
 
 
 def table_matrix(data: dict[str, Any], version: str, kind: str = "nvfp4-hopper") -> str:

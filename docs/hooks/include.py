@@ -42,9 +42,8 @@ def include(root: Path, rel: str, shift: int | str, repo_url: str) -> str:
     path = Path(rel)
     if not (root / path).exists():
         raise ResultsError(f"include: {rel} does not exist")
-    text = (root / path).read_text()
     out = []
-    for line, fenced in github_lines(text):
+    for line, fenced in github_lines((root / path).read_text()):
         heading = None if fenced else re.match(r"#{1,6} (.*)", line)
         if heading and shift == "bold":
             line = f"**{heading.group(1).strip()}**"

@@ -3,35 +3,40 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from .errors import ResultsError
-from .staleness import ALLOW_STALE_ENV, allow_stale, staleness
+from .staleness import ALLOW_STALE_ENV, staleness
 from .vocabulary import R
 RESULTS = "docs/results"  # under the project root
-# Page variable -> committed run directory under docs/results/; each is required. `rmain` is CUTLASS main, the PR
-# target: its per-commit ablation is what scripts/fill-pr-results.py puts on the PR pages.
+# Page variable -> committed run directory under docs/results/; each is required, and its derived values
+# (derived.derive) are the variable with d for r (`d435` for `r435`). `rmain` is CUTLASS main, the PR target: its
+# per-commit ablation is what scripts/fill-pr-results.py puts on the PR pages.
 RUNS = {"r": "h200", "r435": "h200-cutlass-v4.3.5", "rmain": "h200-cutlass-main",
         "ro0": "h200-o0-without-asserts"}
-# Page variable of a run -> page variable of its derived values (derived.derive).
-DERIVED = {"r": "d", "r435": "d435", "rmain": "dmain", "ro0": "do0"}
 PLOTS = ("counts_by_phase.png", "host_time.png", "sweep.png", "timeline.png", "attribution.png")
 STAMP_KEYS = ("gpu", "compute_capability", "driver_version", "cuda_runtime", "cuda_driver_api", "nvcc",
               "cutlass_version", "cutlass_origin", "patch_series", "patches", "patch_sha256_prefixes",
               "build_type", "git_commit", "git_dirty", "host_cpu", "timestamp_utc", "quick", "command")
 
 
+def read_json(path: Path, how: str) -> Any:
+    """The JSON in `path`; missing (`how`: what makes it) or invalid, a ResultsError."""
+    if not path.is_file():
+        raise ResultsError(f"{path} does not exist: {how}")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ResultsError(f"{path} is not valid JSON: {error}") from error
+
+
 def load_run(results_dir: Path, patch_dir: Path) -> tuple[dict[str, Any], str | None]:
     """(results with their references resolved, why it is stale or None). Raises ResultsError when they cannot back
     the site at all."""
     path = results_dir / "results.json"
-    if not path.exists():
-        raise ResultsError(f"{path} does not exist: run `cutlass-overhead-report --out {results_dir}` on a GPU")
-    try:
-        results = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise ResultsError(f"{path} is not valid JSON: {error}") from error
+    results = read_json(path, f"run `cutlass-overhead-report --out {results_dir}` on a GPU")
     stamp = results.get("stamp") if isinstance(results, dict) else None
     if not isinstance(stamp, dict):
         raise ResultsError(f"{path}: no stamp")
@@ -52,7 +57,7 @@ def load_runs(root: Path) -> dict[str, tuple[str, dict[str, Any], str | None]]:
     runs: dict[str, tuple[str, dict[str, Any], str | None]] = {}
     for var, name in RUNS.items():
         results, stale = load_run(root / RESULTS / name, root / "patch")
-        if stale and not allow_stale():
+        if stale and os.environ.get(ALLOW_STALE_ENV, "") != "1":
             raise ResultsError(f"{RESULTS}/{name}/results.json is stale: {stale}. Regenerate it on the GPU with "
                                f"the current patches, or set {ALLOW_STALE_ENV}=1 to build with a banner.")
         runs[var] = (name, results, stale)

@@ -30,25 +30,18 @@ import importlib
 import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 PACKAGE = "co_docs_hooks"
 
 
-def _load_package() -> ModuleType:
-    """docs/hooks/ as the package PACKAGE, freshly (a rebuild in the same process sees edited modules)."""
-    for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
-        del sys.modules[name]
-    spec = importlib.util.spec_from_file_location(PACKAGE, Path(__file__).resolve().with_name("__init__.py"))
-    assert spec and spec.loader
-    package = importlib.util.module_from_spec(spec)
-    sys.modules[PACKAGE] = package
-    spec.loader.exec_module(package)
-    return package
-
-
-_load_package()
+# docs/hooks/ as the package PACKAGE, freshly (a rebuild in the same process sees edited modules).
+for _name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
+    del sys.modules[_name]
+_spec = importlib.util.spec_from_file_location(PACKAGE, Path(__file__).resolve().with_name("__init__.py"))
+assert _spec and _spec.loader
+sys.modules[PACKAGE] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sys.modules[PACKAGE])
 errors, formatting, loading, page_macros, run = (importlib.import_module(f"{PACKAGE}.{m}") for m in (
     "errors", "formatting", "loading", "page_macros", "run"))
 
@@ -63,8 +56,7 @@ def define_env(env: Any) -> None:
         raise PluginError(f"docs/hooks/macros.py: {error}") from None
     repo_url = str(env.conf.get("repo_url") or "")
     env.variables.update(page_macros.variables(runs, repo_url))
-    for name, fn in formatting.FILTERS.items():
-        env.filters[name] = fn
+    env.filters.update(formatting.FILTERS)
     for macro in page_macros.macros(root, runs, repo_url):
         env.macro(macro)
 

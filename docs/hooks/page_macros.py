@@ -10,7 +10,7 @@ from .errors import ResultsError
 from .formatting import FILTERS
 from . import hostpath
 from .include import include, include_text
-from .loading import DERIVED, PLOTS, RESULTS
+from .loading import PLOTS, RESULTS
 from .patches import patch_series
 from .run import Run
 from .staleness import ALLOW_STALE_ENV
@@ -24,7 +24,7 @@ def variables(runs: dict[str, Run], repo_url: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {"REPO_URL": repo_url or "<repository URL>"}
     for var, run in runs.items():
         out[var] = run.results
-        out[DERIVED[var]] = run.derived
+        out["d" + var[1:]] = run.derived
     out["co_stale"] = {f"{RESULTS}/{run.name}": run.stale for run in runs.values() if run.stale}
     return out
 

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .derived import GROUPS, derive, group_of
-from .errors import ResultsError
-from . import experiments
+from .derived import derive, group_of
+from .experiments import ExperimentTables, need
 from .formatting import cell_count, cell_iqr, cell_ratio_iqr, cell_us, fmt_count, fmt_num, fmt_ratio, number
 from .loading import RESULTS
 from .markdown import indent, md_table, tabs
@@ -46,25 +45,16 @@ def key_cell(key: str) -> str:
     return f"`{key}`<br><small>{what}</small>" if what else f"`{key}`"
 
 
-class Run:
+class Run(ExperimentTables):
     """A committed run: its results, derived values, and the tables drawn from them."""
 
     def __init__(self, root: Path, name: str, results: dict[str, Any], stale: str | None):
         self.name, self.results, self.stale = name, results, stale
-        self.patch_dir = root / "patch"
         self.derived = derive(results)
         self.dir = root / RESULTS / name
 
     def need(self, *path: str) -> Any:
-        node: Any = self.results
-        for i, part in enumerate(path):
-            if not isinstance(node, dict) or part not in node:
-                raise ResultsError(f"{RESULTS}/{self.name}/results.json has no {'.'.join(path[: i + 1])}")
-            node = node[part]
-        return node
-
-    def phase_order(self) -> list[str]:
-        return R.phase_order(self.results)
+        return need(self.results, *path, where=f"{RESULTS}/{self.name}/results.json")
 
     def domain(self, api: str) -> str:
         for entry in (self.results.get("counts") or {}).values():
@@ -72,7 +62,7 @@ class Run:
                 return entry["domains"][api]
         return V.domain_of(api)
 
-    # -- tables (one method each; pages call table("name")) --
+    # -- tables (one method each, the experiments step's in ExperimentTables; pages call table("name")) --
 
     def table_headline(self) -> str:
         timings, calls = self.need("timings"), self.derived["calls"]
@@ -88,9 +78,9 @@ class Run:
     def table_counts_by_phase(self) -> str:
         counts = self.need("counts")
         keys = [k for k in COUNT_COLUMNS if k in counts]
-        order = list(GROUPS)
+        order = list(V.GROUP_SLUGS)
         rows = []
-        for phase in self.phase_order():
+        for phase in R.phase_order(self.results):
             apis = sorted({a for k in keys for a in counts[k]["per_call"].get(phase, {})},
                           key=lambda a: (order.index(group_of(a, self.domain(a))), self.domain(a) != "runtime", a))
             for j, api in enumerate(apis):
@@ -134,23 +124,6 @@ class Run:
                          cell_us(tm["loop_us"]), cell_us(tm["gpu_us"])])
         return md_table(self.TIMING_HEADS, rows)
 
-    # -- the report's experiments step (experiments.py) --
-
-    def table_ablation(self) -> str:
-        return experiments.table_ablation(self.results, self.derived["ablation_steps"].get("unchanged", {}))
-
-    def table_layer(self) -> str:
-        return experiments.table_layer(self.results)
-
-    def table_layer_gemms(self) -> str:
-        return experiments.table_layer_gemms(self.results)
-
-    def table_in_situ(self) -> str:
-        return experiments.table_in_situ(self.results)
-
-    def table_initialize_parts(self) -> str:
-        return experiments.table_initialize_parts(self.results)
-
     def table_sync_timings(self) -> str:
         """Loop times with a sync per call: the host waits for the kernel, so these are never host times."""
         timings = self.need("timings")
@@ -165,7 +138,7 @@ class Run:
     def table_phase_times(self) -> str:
         timings = self.need("timings")
         keys = [k for k in (*SEED_VARIANTS, "original/initialize_run") if k in timings]
-        phases = [p for p in self.phase_order() if any(timings[k]["phase_us"].get(p) for k in keys)]
+        phases = [p for p in R.phase_order(self.results) if any(timings[k]["phase_us"].get(p) for k in keys)]
         rows = [[f"`{p}`"] + [cell_us(timings[k]["phase_us"].get(p)) for k in keys] for p in phases]
         rows.append(["**sum of phases**"] + [f"**{cell_us(sum(timings[k]['phase_us'].values()))}**" for k in keys])
         rows.append(["host per call"] + [cell_us(timings[k]["host_us"]) for k in keys])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +9,6 @@ from .vocabulary import V
 
 # The single switch that lets a stale run through; every page then carries a banner.
 ALLOW_STALE_ENV = "CO_DOCS_ALLOW_STALE"
-
-
-def allow_stale() -> bool:
-    return os.environ.get(ALLOW_STALE_ENV, "") == "1"
 
 
 def staleness(stamp: dict[str, Any], patch_dir: Path) -> str | None:
