@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from cutlass_overhead import experiments, harness
 from cutlass_overhead.results import resolved
+from cutlass_overhead.workloads import make_plan
 
 # What experiments.measure reads of the report's results when nothing was timed before it.
 NO_RESULTS = type("NoResults", (), {"headline_samples": None, "timings": None})()
@@ -82,7 +84,7 @@ class FakeRunner:
         return {f"{v}/{m}@{r}": {g: float(len(v) + r) for g in experiments.COUNTED_APIS} for v, m, r in configs}
 
 
-PLAN = experiments.ExperimentPlan(rounds=6, calls=8, layer_calls=4, warmup=1, attribute_calls=8, count_calls=3)
+PLAN = replace(make_plan(quick=True), rounds=6, calls=8, layer_calls=4, warmup=1, attribute_calls=8, count_calls=3)
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +219,7 @@ def test_the_report_step_uses_the_workloads_runner_and_skips_nvfp4() -> None:
     class Ctx:
         headline = Workload()
         kernel = type("K", (), {"kind": "sm90"})()
-        plan = type("P", (), {"quick": True})()
+        plan = make_plan(quick=True)
 
     out = experiments.measure(Ctx(), NO_RESULTS)
     assert out["in_situ_ns"]["cudaFuncSetAttribute(GEMM kernel)"] > 0
@@ -306,6 +308,6 @@ def test_the_reports_process_never_counts_with_a_real_runner(monkeypatch: pytest
             raise AssertionError("counted in the report's process")
 
     monkeypatch.setattr(experiments, "runner_for", lambda workload: Real())
-    ctx = type("Ctx", (), {"headline": object(), "plan": type("P", (), {"quick": True})()})()
+    ctx = type("Ctx", (), {"headline": object(), "plan": make_plan(quick=True)})()
     with pytest.raises(RuntimeError, match="CUPTI child"):
         experiments.measure(ctx, NO_RESULTS, counted=None)

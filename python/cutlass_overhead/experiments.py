@@ -21,13 +21,13 @@ Only the SM90 stand-in has these entry points; on NVFP4 nothing is measured.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from . import harness
 from ._steps import key_of
 from ._variants import ablation_variants
 from .device import DeviceWorkload, mode_value
+from .workloads import Plan
 
 # Distinct A and D buffers cycled through when operands change (a caching allocator's working set).
 ROTATION = 4
@@ -57,22 +57,6 @@ def in_situ_key(attribute: str, gemm_kernel: bool) -> str:
     kernel = "GEMM kernel" if gemm_kernel else "empty kernel"
     return f"cudaFuncSetAttribute({kernel})" if attribute == IN_SITU_ATTRIBUTES[0] \
         else f"cudaFuncSetAttribute({kernel}, {attribute})"
-
-
-@dataclass(frozen=True)
-class ExperimentPlan:
-    rounds: int
-    calls: int  # GEMM calls per ablation sample (well below the launch queue's depth)
-    layer_calls: int  # layer calls per layer sample (4 launches each)
-    warmup: int
-    attribute_calls: int
-    count_calls: int  # N in the counting difference (2N calls minus N calls)
-
-
-def make_experiment_plan(quick: bool) -> ExperimentPlan:
-    if quick:
-        return ExperimentPlan(rounds=5, calls=128, layer_calls=16, warmup=5, attribute_calls=256, count_calls=5)
-    return ExperimentPlan(rounds=15, calls=256, layer_calls=48, warmup=10, attribute_calls=1024, count_calls=10)
 
 
 class Runner(Protocol):
@@ -139,7 +123,7 @@ def ablation_blocks(runner: Runner, calls: int, warmup: int) -> dict[str, Callab
     return blocks
 
 
-def measure_ablation(runner: Runner, plan: ExperimentPlan, seed: int = 0, headline: dict[str, Any] | None = None,
+def measure_ablation(runner: Runner, plan: Plan, seed: int = 0, headline: dict[str, Any] | None = None,
                      counted: dict[str, dict[str, float]] | None = None, timed: frozenset[str] = frozenset()
                      ) -> tuple[dict[str, Any], harness.Spread | None]:
     """The ablation's host times. In the report they come from `headline` (the headline_samples section: the
@@ -177,7 +161,7 @@ def measure_ablation(runner: Runner, plan: ExperimentPlan, seed: int = 0, headli
     return result, noise
 
 
-def measure_layer(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> tuple[dict[str, Any], harness.Spread]:
+def measure_layer(runner: Runner, plan: Plan, seed: int = 0) -> tuple[dict[str, Any], harness.Spread]:
     blocks: dict[str, Callable[[], float]] = {}
     gpu_samples: dict[str, list[float]] = {}
     for m in LAYER_MS:
@@ -226,7 +210,7 @@ def medians_with_quartiles(samples: dict[str, list[float]],
             {k: {"q1": s.q1, "q3": s.q3, "n": s.n, **extra(k)} for k, s in spreads.items()})
 
 
-def measure_in_situ(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> tuple[dict[str, float], dict[str, Any]]:
+def measure_in_situ(runner: Runner, plan: Plan, seed: int = 0) -> tuple[dict[str, float], dict[str, Any]]:
     blocks = {in_situ_key(a, g): (lambda a=a, g=g: runner.func_attribute_ns(a, g, plan.attribute_calls))
               for a in IN_SITU_ATTRIBUTES for g in (True, False)}
     samples = harness.interleaved(blocks, plan.rounds, seed=seed)
@@ -235,7 +219,7 @@ def measure_in_situ(runner: Runner, plan: ExperimentPlan, seed: int = 0) -> tupl
         if "GEMM kernel" in k else None})
 
 
-def measure_initialize_parts(runner: Runner, plan: ExperimentPlan,
+def measure_initialize_parts(runner: Runner, plan: Plan,
                              seed: int = 0) -> tuple[dict[str, float], dict[str, Any]]:
     """Where the host time of one initialize() goes: each piece (the module's initialize_parts) timed alone,
     pristine and patched, interleaved round by round. Keys "variant/part"."""
@@ -244,7 +228,7 @@ def measure_initialize_parts(runner: Runner, plan: ExperimentPlan,
     return medians_with_quartiles(harness.interleaved(blocks, plan.rounds, seed=seed))
 
 
-def measure_with(runner: Runner, plan: ExperimentPlan, seed: int = 0, headline: dict[str, Any] | None = None,
+def measure_with(runner: Runner, plan: Plan, seed: int = 0, headline: dict[str, Any] | None = None,
                  counted: dict[str, dict[str, float]] | None = None, timed: frozenset[str] = frozenset()
                  ) -> dict[str, Any]:
     """Every experiment's result sections; `headline`, `counted` and `timed` as measure_ablation takes them."""
@@ -336,7 +320,7 @@ def count_in_child(ctx: Any) -> dict[str, dict[str, float]] | None:
     runner = runner_for(ctx.headline)
     if runner is None:
         return None
-    return runner.counts(ablation_count_configs(runner), make_experiment_plan(ctx.plan.quick).count_calls)
+    return runner.counts(ablation_count_configs(runner), ctx.plan.count_calls)
 
 
 def measure(ctx: Any, results: Any, counted: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
@@ -349,14 +333,14 @@ def measure(ctx: Any, results: Any, counted: dict[str, dict[str, float]] | None 
                                       f"{getattr(ctx.kernel, 'kind', '?')} ({type(ctx.headline).__name__})"}
     if counted is None and isinstance(runner, DeviceRunner):
         raise RuntimeError("needs the ablation counts of the CUPTI child, which it did not return (see its error)")
-    return measure_with(runner, make_experiment_plan(ctx.plan.quick), headline=results.headline_samples,
+    return measure_with(runner, ctx.plan, headline=results.headline_samples,
                         counted=counted, timed=frozenset(results.timings or {}))
 
 
 def measure_in_situ_only(ctx: Any) -> dict[str, Any]:
     """The doctor's share of the experiments: cudaFuncSetAttribute on the GEMM's own kernel (either family: the
     workload calls it), which prices the attribute calls in the attribution."""
-    in_situ, spread = measure_in_situ(ctx.headline, make_experiment_plan(ctx.plan.quick), 0)
+    in_situ, spread = measure_in_situ(ctx.headline, ctx.plan, 0)
     return {"in_situ_ns": in_situ, "in_situ_spread_ns": spread}
 
 

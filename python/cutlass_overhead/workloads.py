@@ -27,6 +27,8 @@ class Plan:
     warmup: int  # untimed calls before each loop
     count_calls: int  # N in the counting difference (2N calls minus N calls)
     unit_iterations: int  # calls per unit-cost probe
+    attribute_calls: int  # calls per cudaFuncSetAttribute or initialize()-part probe (experiments)
+    layer_calls: int  # layer calls per layer sample, 4 launches each (experiments)
     kernel_calls: int  # floor calls in the CUPTI timeline that gives the kernel time
     timeline_calls: int  # seed calls in the timeline plot
     sweep_nk: tuple[int, ...]  # N = K values of the sweep
@@ -52,10 +54,12 @@ def make_plan(quick: bool, profile: str = "report") -> Plan:
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
     if quick:
-        return Plan(True, rounds=5, calls=128, warmup=10, count_calls=10, unit_iterations=128, kernel_calls=20,
-                    timeline_calls=3, sweep_nk=(1024, 4096), search_steps=2, profile=profile)
-    return Plan(False, rounds=15, calls=256, warmup=20, count_calls=25, unit_iterations=256, kernel_calls=20,
-                timeline_calls=3, sweep_nk=(1024, 2048, 4096, 8192), search_steps=4, profile=profile)
+        return Plan(True, rounds=5, calls=128, warmup=10, count_calls=10, unit_iterations=128, attribute_calls=256,
+                    layer_calls=16, kernel_calls=20, timeline_calls=3, sweep_nk=(1024, 4096), search_steps=2,
+                    profile=profile)
+    return Plan(False, rounds=15, calls=256, warmup=20, count_calls=25, unit_iterations=256, attribute_calls=1024,
+                layer_calls=48, kernel_calls=20, timeline_calls=3, sweep_nk=(1024, 2048, 4096, 8192), search_steps=4,
+                profile=profile)
 
 
 @dataclass(frozen=True)
