@@ -63,3 +63,12 @@ def include_text(root: Path, rel: str) -> str:
     if not (root / rel).is_file():
         raise ResultsError(f"include_text: {rel} does not exist")
     return (root / rel).read_text(errors="replace").rstrip("\n")
+
+
+def marked_block(root: Path, rel: str, name: str) -> str:
+    """The part of a repository file between `<!-- name -->` and `<!-- /name -->` (the README's commands, which a
+    page shows and .ci/run runs, stated once); a missing marker is an error."""
+    found = re.search(rf"<!-- {re.escape(name)} -->\n(.*?)<!-- /{re.escape(name)} -->", (root / rel).read_text(), re.S)
+    if not found:
+        raise ResultsError(f"{rel} has no block marked <!-- {name} --> ... <!-- /{name} -->")
+    return found.group(1).rstrip("\n")

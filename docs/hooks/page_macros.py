@@ -9,7 +9,7 @@ from typing import Any
 from .errors import ResultsError
 from .formatting import FILTERS
 from . import hostpath
-from .include import include, include_text
+from .include import include, include_text, marked_block
 from .loading import PLOTS, RESULTS
 from .patches import patch_series
 from .run import Run
@@ -96,12 +96,16 @@ def macros(root: Path, runs: dict[str, Run], repo_url: str) -> list[Callable[...
         are committed (a page can then say so instead of linking a file that does not exist yet)."""
         return sorted(str(p.relative_to(root / "docs")) for p in (root / RESULTS).glob(pattern) if p.is_file())
 
+    def readme_command(name: str) -> str:
+        """A command block of README.md, as the README states it (and .ci/run runs the test command)."""
+        return marked_block(root, "README.md", name)
+
     def include_log(rel: str) -> str:
         """A committed log, verbatim, for a ```text block (`rel` from the project root or from docs/)."""
         return include_text(root, rel if (root / rel).exists() else f"docs/{rel}")
 
-    return [table, figure, stamp, logs, link, pending, patch_list, include_file, include_log, results_files,
-            host_path, host_path_table, doctor_reading]
+    return [table, figure, stamp, logs, link, pending, patch_list, include_file, include_log, readme_command,
+            results_files, host_path, host_path_table, doctor_reading]
 
 
 def with_stale_banner(markdown: str, stale: dict[str, str]) -> str:
