@@ -1,4 +1,4 @@
-# CO_BUILD_ABLATION: the SM90 twin compiled against CUTLASS with each prefix of the patch series applied, as
+# CO_BUILD_ABLATION: the SM90 stand-in compiled against CUTLASS with each prefix of the patch series applied, as
 # variants _sm90_prefix<k> (k = patches applied), so the report can price each commit on its own.
 #
 # Inputs:  CO_PATCH_LIST (read from the series file at configure time, whatever the series is),

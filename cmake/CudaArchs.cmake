@@ -1,5 +1,5 @@
 # Which CUDA architectures to build, and which of them the found nvcc can build at all.
-# co_split_cuda_archs(<nvcc version> <archs>): sets CO_SM90_ARCHS (the Hopper twin) and CO_NVFP4_ARCHS (the issue's
+# co_split_cuda_archs(<nvcc version> <archs>): sets CO_SM90_ARCHS (the SM90 stand-in) and CO_NVFP4_ARCHS (the issue's
 # NVFP4 code) in the caller's scope, or stops with one message that names the architecture to use instead.
 # Thor is sm_110a from CUDA 13 on (JetPack 7) and was sm_101a in CUDA 12.8/12.9 (DRIVE OS); neither nvcc knows the
 # other's name, and nvcc would otherwise fail only at compile time ("Unsupported gpu architecture 'compute_101a'").
@@ -25,7 +25,7 @@ function(co_split_cuda_archs nvcc_version archs)
       endif()
       list(APPEND _nvfp4 ${_a})
     else()
-      message(FATAL_ERROR "CO_CUDA_ARCHS entry '${_a}': the Hopper twin needs 90a, NVFP4 needs 100a/103a/${_thor}")
+      message(FATAL_ERROR "CO_CUDA_ARCHS entry '${_a}': the SM90 stand-in needs 90a, NVFP4 needs 100a/103a/${_thor}")
     endif()
   endforeach()
   set(CO_SM90_ARCHS "${_sm90}" PARENT_SCOPE)

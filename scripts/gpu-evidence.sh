@@ -9,14 +9,14 @@
 #            the NVFP4 host path on Hopper with all configs, the experiment variants; 90a and 100a, so the
 #            Blackwell modules exist and their non-Blackwell guard is tested), and in parallel against the
 #            CUTLASS v4.3.5 tree in $CUTLASS_435_DIR (the version) into a directory of its own, and with
-#            $CUTLASS_MAIN_DIR (pristine CUTLASS main, the PR target) the Hopper twin and its per-PR ablation there.
+#            $CUTLASS_MAIN_DIR (pristine CUTLASS main, the PR target) the SM90 stand-in and its per-PR ablation there.
 #   test     the whole test suite with coverage and compute-sanitizer  -> OUT/h200/{build,pytest,memcheck}.log
 #   breaks   the GPU tests that name a commit, run against the ablation build without it (they must fail)
 #            -> OUT/h200/pytest-break-checks.log
 #   report   the full report (timings, CUPTI counts, unit costs, experiments and ablation)
 #            -> OUT/h200/ (4.2.0), OUT/h200-cutlass-v4.3.5/ (v4.3.5), OUT/h200-cutlass-main/ (main)
-#   asserts  the -O0 twin built with NDEBUG kept (CO_O0_DEVICE_ASSERTS=OFF), a --quick report and the assert
-#            calls in each module's machine code: is the -O0 kernel slower for its device-side asserts?
+#   asserts  the SM90 stand-in's -O0 variant built with NDEBUG kept (CO_O0_DEVICE_ASSERTS=OFF), a --quick report
+#            and the assert calls in each module's machine code: is the -O0 kernel slower for its device-side asserts?
 #            -> OUT/h200-o0-without-asserts/
 #   nvfp4    cutlass-overhead-doctor --every-config on the SM90 stand-in and on the NVFP4 code's host path on
 #            Hopper (measurement only, no tensor-core math), both CUTLASS versions  -> OUT/h200-nvfp4-host-path/
@@ -46,7 +46,7 @@ export CO_GIT_COMMIT=${CO_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo u
 PY=${PYTHON:-python3}
 site435=${SITE_435:-$root/build/site-435}  # the v4.3.5 package, first on PYTHONPATH when used
 sitemain=${SITE_MAIN:-$root/build/site-main}  # the CUTLASS main package (CUTLASS_MAIN_DIR), likewise
-siteo0=${SITE_O0:-$root/build/site-o0-without-asserts}  # the -O0 twin keeping NDEBUG (CO_O0_DEVICE_ASSERTS=OFF)
+siteo0=${SITE_O0:-$root/build/site-o0-without-asserts}  # the SM90 stand-in's -O0 variant keeping NDEBUG (CO_O0_DEVICE_ASSERTS=OFF)
 status=0
 
 stamp() {  # stamp DIR CUTLASS_LABEL SERIES_FILE: the package's stamp writer (commit: CO_GIT_COMMIT)
@@ -66,7 +66,7 @@ stage_build() {
     pid_435=$!
   fi
   if [ -n "${CUTLASS_MAIN_DIR:-}" ]; then
-    # The PR target: the Hopper twin against CUTLASS main and each PR's prefix of patch/series (the ablation).
+    # The PR target: the SM90 stand-in against CUTLASS main and each PR's prefix of patch/series (the ablation).
     mkdir -p "$out/h200-cutlass-main"
     ( export CUTLASS_DIR=$CUTLASS_MAIN_DIR CO_PROFILE=ablation
       time $PY -m pip install --no-build-isolation --no-deps --no-index -v --upgrade --target "$sitemain" . \
@@ -74,7 +74,7 @@ stage_build() {
     ) > "$out/h200-cutlass-main/build.log" 2>&1 &
     pid_main=$!
   fi
-  # The -O0 question (docs/results/h200-o0-without-asserts/): the Hopper twin with its -O0 variant keeping NDEBUG.
+  # The -O0 question (docs/results/h200-o0-without-asserts/): the SM90 stand-in with its -O0 variant keeping NDEBUG.
   mkdir -p "$out/h200-o0-without-asserts"
   ( export CO_CUDA_ARCHS=90a CO_BUILD_EXPERIMENTS=ON CO_O0_DEVICE_ASSERTS=OFF
     time $PY -m pip install --no-build-isolation --no-deps --no-index -v --upgrade --target "$siteo0" . \
@@ -127,7 +127,7 @@ stage_report() {
 
 stage_asserts() {
   # Why the -O0 build's kernel is slower: nvcc's -O is the host level only, so its device code differs from the
-  # Release build's by -UNDEBUG alone (device-side asserts). The same twin with NDEBUG kept, a short report, and
+  # Release build's by -UNDEBUG alone (device-side asserts). The same stand-in with NDEBUG kept, a short report, and
   # the assert calls in each module's machine code.
   local dir=$out/h200-o0-without-asserts
   stamp "$dir" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0

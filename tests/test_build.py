@@ -100,7 +100,7 @@ def _module_file(name: str) -> Path:
 
 @pytest.mark.parametrize("module", _build_info.MODULES)
 def test_module_holds_sass_for_each_requested_arch(module: str) -> None:
-    # SM90 twins and the NVFP4 host path on Hopper are built for 90a only; the NVFP4 kernels for the rest.
+    # The SM90 stand-in variants and the NVFP4 host path on Hopper are built for 90a only; the NVFP4 kernels for the rest.
     on_hopper = module.startswith(("_sm90", "_nvfp4_hopper"))
     wanted = [a for a in _build_info.CUDA_ARCHS if (a == "90a") == on_hopper]
     listing = subprocess.run([_cuobjdump(), "--list-elf", str(_module_file(module))],

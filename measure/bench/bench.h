@@ -53,7 +53,7 @@ struct BenchOptions {
   // own, whatever the kernel's length (the launch queue never fills). host_ns_per_call sums only calls.
   bool drain_between_calls = false;
   // Record each call into a CUDA graph that is destroyed unlaunched: the host path runs, no kernel does.
-  // Forced on in the "host path on Hopper" build; on the SM90 twin it measures what the capture changes.
+  // Forced on in the "host path on Hopper" build; on the SM90 stand-in it measures what the capture changes.
   bool capture_each_call = false;
   // Operands that change every call: call i uses the (i % rotation)-th of `rotation` distinct A and D
   // buffers (the caller's own, plus rotation - 1 copies the benchmark allocates and frees). 1 = unchanged.
