@@ -81,17 +81,17 @@ class Runner(Protocol):
 
 
 def ablation_configs(runner: Runner) -> dict[str, list[tuple[str, str]]]:
-    """(variant, mode) per operand regime: pristine, each prefix, the full series (all in the issue's seed
-    pattern), then the caller-side fix on pristine and on patched CUTLASS."""
+    """(variant, mode) for unchanged and for changing operands: pristine, each prefix, the full series (all in the
+    issue's pattern), then the caller-side fix on pristine and on patched CUTLASS."""
     seeds = [(PRISTINE, "seed")] + [(e["variant"], "seed") for e in runner.ablation_variants()]
     if (("patched", "seed")) not in seeds:  # a build without CO_BUILD_ABLATION: pristine vs the full series
         seeds.append(("patched", "seed"))
-    return {regime: seeds + [(PRISTINE, fix), ("patched", fix)] for regime, fix in CALLER_FIXES.items()}
+    return {operands: seeds + [(PRISTINE, fix), ("patched", fix)] for operands, fix in CALLER_FIXES.items()}
 
 
 def ablation_count_configs(runner: Runner) -> list[tuple[str, str, int]]:
     """(variant, mode, rotation) of every ablation config: what the CUPTI child counts (Runner.counts)."""
-    return [(v, m, ROTATION if regime == "changing" else 1) for regime, pairs in ablation_configs(runner).items()
+    return [(v, m, ROTATION if operands == "changing" else 1) for operands, pairs in ablation_configs(runner).items()
             for v, m in pairs]
 
 
@@ -106,19 +106,19 @@ def summarize(samples: dict[str, list[float]], names: dict[str, str], baseline: 
     return out
 
 
-def sample_name(regime: str, key: str) -> str:
+def sample_name(operands: str, key: str) -> str:
     """A block's name in the interleaved rounds: unchanged operands keep the timings step's key ("variant/mode"),
     so the report times each of those once, in its timings step (timing.measure_headline)."""
-    return key if regime == "unchanged" else f"{regime}:{key}"
+    return key if operands == "unchanged" else f"{operands}:{key}"
 
 
 def ablation_blocks(runner: Runner, calls: int, warmup: int) -> dict[str, Callable[[], dict[str, Any]]]:
     """Every ablation config as a block returning one bench() result, named by sample_name()."""
     blocks: dict[str, Callable[[], dict[str, Any]]] = {}
-    for regime, pairs in ablation_configs(runner).items():
-        rotation = ROTATION if regime == "changing" else 1
+    for operands, pairs in ablation_configs(runner).items():
+        rotation = ROTATION if operands == "changing" else 1
         for variant, mode in pairs:
-            blocks[sample_name(regime, key_of(variant, mode))] = (
+            blocks[sample_name(operands, key_of(variant, mode))] = (
                 lambda v=variant, m=mode, r=rotation: runner.bench(v, m, calls, warmup, r))
     return blocks
 
@@ -142,19 +142,19 @@ def measure_ablation(runner: Runner, plan: Plan, seed: int = 0, headline: dict[s
     else:
         samples, noise = headline["host_us"], None
         rounds, calls = headline["rounds"], headline["calls_per_sample"]
-    names = {regime: {sample_name(regime, key_of(v, m)): key_of(v, m) for v, m in pairs}
-             for regime, pairs in configs.items()}
+    names = {operands: {sample_name(operands, key_of(v, m)): key_of(v, m) for v, m in pairs}
+             for operands, pairs in configs.items()}
     missing = [name for by_name in names.values() for name in by_name if name not in samples]
     if missing:
         raise RuntimeError(f"no host times for {', '.join(missing)} (see the timings step's errors)")
-    operands = {regime: summarize(samples, names[regime], sample_name(regime, key_of(PRISTINE, "seed")), timed)
-                for regime in configs}
+    host = {operands: summarize(samples, names[operands], sample_name(operands, key_of(PRISTINE, "seed")), timed)
+            for operands in configs}
     if counted is None:
         counted = runner.counts(ablation_count_configs(runner), plan.count_calls)
-    counts = {regime: {key_of(v, m): counted[f"{v}/{m}@{ROTATION if regime == 'changing' else 1}"]
-                       for v, m in pairs} for regime, pairs in configs.items()}
+    counts = {operands: {key_of(v, m): counted[f"{v}/{m}@{ROTATION if operands == 'changing' else 1}"]
+                         for v, m in pairs} for operands, pairs in configs.items()}
     result = {"variants": runner.ablation_variants(), "rotation": ROTATION, "rounds": rounds,
-              "calls_per_sample": calls, "host": operands, "counts_per_call": counts,
+              "calls_per_sample": calls, "host": host, "counts_per_call": counts,
               "caller_fixes": CALLER_FIXES,
               "measured_in": "the timings step's rounds" if headline is not None else "its own rounds",
               "note": "host us per call of the issue's pattern (seed) per build; ratios per round vs pristine seed"}

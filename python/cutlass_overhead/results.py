@@ -157,6 +157,6 @@ def resolved(results: dict[str, Any]) -> dict[str, Any]:
     ablation = results.get("ablation")
     if ablation:
         view["ablation"] = {**ablation, "host": {
-            regime: {key: {**row, "host": resolve(timings, row, "host")} if "timings_key" in row else row
-                     for key, row in rows.items()} for regime, rows in ablation["host"].items()}}
+            operands: {key: {**row, "host": resolve(timings, row, "host")} if "timings_key" in row else row
+                       for key, row in rows.items()} for operands, rows in ablation["host"].items()}}
     return view

@@ -103,8 +103,9 @@ class Headline:
 
 def measure_headline(ctx: Context, errors: Errors, extra: dict[str, BenchBlock] | None = None) -> Headline:
     """The timings step: every headline block, TIMING_KEYS, the synced pattern and `extra` (the ablation's
-    builds and operand regimes, experiments.ablation_blocks), in one interleaved set of rounds. Each quantity
-    at the headline shape is measured here once; the sweep, the ablation and the profiler cost reuse it."""
+    builds with unchanged and changing operands, experiments.ablation_blocks), in one interleaved set of rounds.
+    Each quantity at the headline shape is measured here once; the sweep, the ablation and the profiler cost reuse
+    it."""
     own = bench_blocks(ctx, ctx.headline, [(v, m, False) for v, m in TIMING_KEYS] + [("original", "seed", True)])
     blocks = {**{name: block for name, block in (extra or {}).items() if name not in own}, **own}
     samples, runs = run_interleaved(ctx, errors, blocks, "timings", NOISE_BLOCK)
