@@ -61,8 +61,7 @@ def resolved(env: dict[str, str], config: dict[str, str] | None = None) -> Any:
 def test_the_profiles_are_the_readmes_and_the_scripts_use_only_those() -> None:
     names = set(profiles())
     assert {"ci", "evidence", "thor"} <= names, names
-    readme = (REPO / "README.md").read_text()
-    table = readme.split("<!-- build-profiles -->")[1].split("<!-- /build-profiles -->")[0]
+    table = hook("include").marked_block(REPO, "README.md", "build-profiles")
     assert set(re.findall(r"^\| `([a-z0-9-]+)` \|", table, re.M)) == names, table
     used = set()
     for script in [*sorted((REPO / "scripts").glob("*.sh")), REPO / ".ci/run"]:
