@@ -38,9 +38,10 @@ def test_interleaved_runs_every_block_once_per_round_in_varying_order():
 def test_ratio_is_taken_per_round_not_of_medians():
     # A drifts upward with B: per-round ratio is exactly 2, the ratio of medians would be too.
     # With a drift that hits one round only, the per-round ratio still isolates it.
-    samples = {"a": [2.0, 4.0, 6.0, 100.0], "b": [1.0, 2.0, 3.0, 50.0]}
+    # (The ratio of the medians would be 6 / 4 = 1.5.)
+    samples = {"a": [2.0, 4.0, 6.0, 8.0, 10.0], "b": [1.0, 2.0, 30.0, 4.0, 5.0]}
     r = harness.ratio(samples, "a", "b")
-    assert (r.median, r.q1, r.q3, r.n) == (2.0, 2.0, 2.0, 4)
+    assert (r.median, r.q1, r.q3, r.n) == (2.0, 2.0, 2.0, 5)
 
 
 def test_ratio_refuses_samples_not_taken_together():
