@@ -66,7 +66,7 @@ def part_steps(folder: str, results: dict[str, Any]) -> str:
     tree = next((line.split(":", 1)[1].split("(")[0].strip() for line in (MAIN.parent / "stamp.txt").read_text().splitlines()
                  if line.startswith("cutlass:")), "main")
     lines += ["", f"{a['rounds']} interleaved rounds of {a['calls_per_sample']} calls per build; {stamp['gpu']}, "
-              f"{stamp['host_cpu']}, CUTLASS {tree} ({stamp['cutlass_version']}), repository {stamp['git_commit']}. "
+              f"{stamp['host_cpu']}, CUTLASS {tree} ({stamp['cutlass_version']}), repository {stamp['git_commit'][:12]}. "
               "An x86 host: never a Thor or Blackwell number."]
     return "\n".join(lines)
 
@@ -125,8 +125,9 @@ def series_breaks(folder: str) -> list[str]:
 
 
 def part_tests(folder: str, results: dict[str, Any]) -> str:
-    series_log, suites_log = TESTS / "cutlass-suites-main-series-all.log", TESTS / "cutlass-suites-main-suites-run.log"
-    series, suites = log_lines(series_log), log_lines(suites_log)
+    # CUTLASS's suites packed without a GPU with the whole series, one pack each (-LABEL-build), run on the H200 (-LABEL-run).
+    series_log, suites_logs = TESTS / "cutlass-suites-main-series-all.log", sorted(TESTS.glob("cutlass-suites-main-series-*-run.log"))
+    series, suites = log_lines(series_log), {k: v for log in suites_logs for k, v in log_lines(log).items()}
     mine = page_targets((PATCH / folder / "PR.md").read_text())
     lines = []
     # This PR alone on main (with PR 2 for PRs 3 and 4, whose tests build on its test file): its targets, built
@@ -154,15 +155,15 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
     lines += [f"- `{t}`: {series.get(t, 'not in the log')}" for t in mine]
     lines += [f"- break check `{b}`: {series.get(b, 'not in the log')}" for b in series_breaks(folder)]
     ours = {t for other in PATCH.glob("pr*/PR.md") for t in page_targets(other.read_text())}
-    built = log_lines(TESTS / "cutlass-suites-main-suites-build.log")
+    built = {k: v for log in sorted(TESTS.glob("cutlass-suites-main-series-*-build.log")) for k, v in log_lines(log).items()}
     upstream = [t for t in dict.fromkeys([*suites, *built, *series]) if t.startswith("cutlass_test_unit_") and t not in ours]
-    lines += ["", "CUTLASS's own suites, whole series applied (" + (
-        f"`{suites_log.relative_to(REPO).as_posix()}`, built without a GPU, `cutlass-suites-main-suites-build.log`; and "
-        if suites_log.exists() else "") + "the series log, built on the GPU machine):"]
+    lines += ["", "CUTLASS's own suites, whole series applied (the series log" + (
+        " and `cutlass-suites-main-series-*-run.log`, packed without a GPU" if suites_logs else "") + "):"]
     for t in upstream:
         ran = [v for v in (suites.get(t), series.get(t)) if v and v.startswith("rc ") and not v.startswith("rc 124")]
         if ran:
-            lines.append(f"- `{t}`: {ran[0]}")
+            clean = re.fullmatch(r"rc 0; \[  PASSED  \] (\d+) tests\.", ran[0])
+            lines.append(f"- `{t}`: " + (f"{clean.group(1)} passed" if clean else ran[0]))
         elif (suites.get(t) or "").startswith("rc 124"):
             lines.append(f"- `{t}`: did not finish within the run's time limit (rc 124): no result")
         else:
