@@ -44,7 +44,7 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str], int, i
 def main(old_commit: str) -> int:
     new_commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, check=True).stdout.strip()
-    print(f"# compare-runs.py: the readings at {old_commit} (old) beside the working tree at {new_commit} (new)")
+    print(f"# compare-runs.py: the readings committed at {old_commit} (old) beside those in the working tree, HEAD {new_commit} (new)")
     total = total_overlapping = 0
     for path in sorted((ROOT / "docs" / "results").glob("**/*.json")):
         rel = path.relative_to(ROOT).as_posix()

@@ -1,0 +1,31 @@
+"""scripts/compare-runs.py, the check behind docs/results/compare-runs-*.log: it calls two spreads the same
+measurement only where their IQRs overlap, and two counts the same only where they are identical."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "compare-runs.py"
+spec = importlib.util.spec_from_file_location("compare_runs", SCRIPT)
+compare_runs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(compare_runs)
+
+
+def reading(q1: float, q3: float, encodes: int) -> dict[str, Any]:
+    return {"timings": {"original/seed": {"host": {"median": (q1 + q3) / 2, "q1": q1, "q3": q3}}},
+            "targets": {}, "counts": {"original/seed": {"totals": {"cuTensorMapEncodeTiled": encodes}}}}
+
+
+def test_spreads_that_touch_overlap_and_counts_that_match_are_identical() -> None:
+    lines, seen, overlapping = compare_runs.compare(reading(10.0, 12.0, 8), reading(12.0, 13.0, 8))
+    assert (seen, overlapping) == (1, 1)
+    assert "  counts original/seed: identical" in lines
+
+
+def test_disjoint_spreads_and_changed_counts_are_reported() -> None:
+    lines, seen, overlapping = compare_runs.compare(reading(10.0, 12.0, 8), reading(12.5, 13.0, 4))
+    assert (seen, overlapping) == (1, 0)
+    assert any("DO NOT overlap" in line for line in lines)
+    assert "  counts original/seed: DIFFERENT" in lines
