@@ -206,7 +206,7 @@ if [ "$phase" = run ] || [ "$phase" = all ]; then
       all_targets="$SERIES_TARGETS $(tar tJf "$out/cutlass-suites-bin.tar.xz" | xargs -n1 basename | sort | paste -sd' ')"
     fi
   fi
-  say "## run"
+  say "## run: ${SHARDS:-$(nproc)} gtest shards at once, ${RUN_TIMEOUT:-300} s per shard"
   for t in $all_targets; do
     b=$(binary "$work/build" "$t")
     [ -n "$b" ] || { say "$t: not built"; status=1; continue; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything scripts/gpu-evidence.sh needs from the network, packed for a GPU machine that has none, and
-# unpacked there. What the evidence of 2026-12-02 ran with (docs/results/h200/README.md).
+# unpacked there. What the committed H200 evidence ran with (docs/results/h200/README.md).
 #
 #   scripts/offline-inputs.sh pack CUTLASS_GIT GOOGLETEST_GIT OUT_DIR
 #       on a machine with network: OUT_DIR/ gets cutlass-v4.3.5.tar.xz (the v4.3.5 headers), cutlass-main.bundle

@@ -23,7 +23,7 @@ M, N, K = 128, 4096, 4096
 
 # Each test body runs in a fresh interpreter. On the H200, run after tests/test_experiments_gpu.py in one
 # process, the first captured call of this build crashed the interpreter (SIGSEGV); run first, or alone,
-# both tests passed (docs/results/h200/README.md). A child keeps that earlier state out, and a crash in it
+# both tests passed (commit 0f8cc4c says so). A child keeps that earlier state out, and a crash in it
 # fails this test instead of ending the session.
 FRESH = "CO_TEST_FRESH_PROCESS"
 
