@@ -111,7 +111,6 @@ def pipeline_reading(doc: dict[str, Any]) -> dict[str, Any]:
         "pristine": timings["O0/seed"]["host"], "series": timings["O0_patched/seed"]["host"],
         "series_at_O3": timings["patched/seed"]["host"], "speedup": timings["O0_patched/seed"]["speedup_vs_O0_seed"]}
     return {"host": timings["original/seed"]["host"], "suspects": suspects, "o0": o0,
-            "x": {key: s["ratio"]["median"] for key, s in suspects.items() if s.get("ratio")},
             "first_call_us": first["first_us"], "second_call_us": first["second_us"],
             "elapsed_s": doc["elapsed_s"], "quick": doc["stamp"]["quick"], "attribute": attribute,
             "phases_us": {key.split("/")[0]: {p["phase"]: p["measured_us"] for p in phases}
