@@ -106,6 +106,15 @@ def log_lines(log: Path) -> dict[str, str]:
     return out
 
 
+def summary(said: str) -> str:
+    """A gtest summary line as the logs give it ("rc 0; [  PASSED  ] 4 tests. [  SKIPPED ] 2 tests.") in words
+    ("4 passed, 2 skipped"); anything else (a non-zero rc, a break check's verdict) as it is."""
+    if not said.startswith("rc 0; "):
+        return said
+    counts = re.findall(r"\[  (PASSED|SKIPPED|FAILED) *\] (\d+) tests?\.", said)
+    return ", ".join(f"{n} {kind.lower()}" for kind, n in counts) or said
+
+
 def page_targets(page_text: str) -> list[str]:
     """The CUTLASS test targets a page names (its Tests section), in order."""
     head = page_text.split("<!-- pr:tests -->")[0]
@@ -140,7 +149,8 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
     if alone_logs:
         named = ", ".join(f"`{log.relative_to(REPO)}`" for log in alone_logs)
         lines.append(f"This PR alone on main ({named}):")
-        lines += [f"- `{t}`: {alone.get(t, 'not run alone (docs/results/h200-cutlass-tests/README.md says why)')}" for t in mine]
+        lines += [f"- `{t}`: {summary(alone.get(t, 'not run alone (docs/results/h200-cutlass-tests/README.md says why)'))}"
+                  for t in mine]
         for t, v in alone.items():
             if t.startswith("cutlass_test_unit_") and t not in mine and v.startswith("rc "):
                 if v.startswith("rc 124") and "FAILED" not in v:
@@ -152,7 +162,7 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
                 lines.append(f"- `{t}` (CUTLASS's suite): {v}")
         lines.append("")
     lines.append(f"This PR's targets and break checks, whole series applied (`{series_log.relative_to(REPO)}`):")
-    lines += [f"- `{t}`: {series.get(t, 'not in the log')}" for t in mine]
+    lines += [f"- `{t}`: {summary(series.get(t, 'not in the log'))}" for t in mine]
     lines += [f"- break check `{b}`: {series.get(b, 'not in the log')}" for b in series_breaks(folder)]
     ours = {t for other in PATCH.glob("pr*/PR.md") for t in page_targets(other.read_text())}
     built = {k: v for log in sorted(TESTS.glob("cutlass-suites-main-series-*-build.log")) for k, v in log_lines(log).items()}
@@ -162,8 +172,7 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
     for t in upstream:
         ran = [v for v in (suites.get(t), series.get(t)) if v and v.startswith("rc ") and not v.startswith("rc 124")]
         if ran:
-            clean = re.fullmatch(r"rc 0; \[  PASSED  \] (\d+) tests\.", ran[0])
-            lines.append(f"- `{t}`: " + (f"{clean.group(1)} passed" if clean else ran[0]))
+            lines.append(f"- `{t}`: {summary(ran[0])}")
         elif (suites.get(t) or "").startswith("rc 124"):
             lines.append(f"- `{t}`: did not finish within the run's time limit (rc 124): no result")
         else:

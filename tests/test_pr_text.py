@@ -35,3 +35,16 @@ def test_check_names_a_stale_part(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(FILL), "--check", "--file", str(stale)],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 1 and "steps" in done.stderr
+
+
+def test_a_suite_summary_in_words_keeps_every_count_and_leaves_a_failure_as_the_log_says_it() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fill_pr_results", FILL)
+    fill = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = fill
+    spec.loader.exec_module(fill)
+    assert fill.summary("rc 0; [  PASSED  ] 4 tests. [  SKIPPED ] 2 tests.") == "4 passed, 2 skipped"
+    assert fill.summary("rc 0; [  PASSED  ] 1 test.") == "1 passed"
+    failed = "rc 1; [  PASSED  ] 3 tests. [  FAILED  ] 1 tests."
+    assert fill.summary(failed) == failed
