@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cutlass_overhead import analysis, doctor, report
+from cutlass_overhead import analysis, doctor, report, vocabulary
 from cutlass_overhead.workloads import PROFILES
 from cutlass_overhead.results import from_json
 
@@ -115,6 +115,14 @@ def test_a_suspect_within_the_noise_floor_reads_no_measurable_effect_never_a_cos
     assert quiet and all(s["effect_us"] is None for s in quiet)
     o0 = next(s for name, s in by_name.items() if "-O0" in name)
     assert o0["effect_us"] == pytest.approx(360.0) and o0["reading"].startswith("adds")  # the fakes' 400 vs 40 us
+
+
+def test_the_allocation_suspect_is_priced_in_loop_time_per_iteration_not_host_time_per_call(
+        reading: dict[str, Any]) -> None:
+    allocation = next(s for s in reading["verdict"]["suspects"] if s["suspect"] == vocabulary.SUSPECTS["allocation"])
+    o0 = next(s for s in reading["verdict"]["suspects"] if s["suspect"] == vocabulary.SUSPECTS["O0"])
+    assert allocation["effect_us"] is not None  # the fakes' allocation is far outside the noise floor
+    assert "of loop time per iteration" in allocation["reading"] and "per call" in o0["reading"]
 
 
 @pytest.mark.parametrize("ratio, half, effect, reading", [

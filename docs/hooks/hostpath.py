@@ -156,4 +156,4 @@ def table_doctor(data: dict[str, Any], key: str) -> str:
     suspects = [[s["suspect"], "–" if s.get("effect_us") is None else f"{s['effect_us']:+.2f}".replace("-", "−"),
                  s["reading"]] for s in verdict["suspects"]]
     return (md_table(["part of one call's host time", "µs"], rows) + "\n\n"
-            + md_table(["suspect", "µs added per call", "reading"], suspects, text_columns=(2,)))
+            + md_table(["suspect", "µs added (the reading says per what)", "reading"], suspects, text_columns=(2,)))
