@@ -26,7 +26,7 @@ HOST_US = {("original", "seed"): 16.0, ("prefix1", "seed"): 15.0, ("prefix2", "s
            ("patched", "update_run"): 7.0}
 GPU_US_PER_LAYER = {16: 50.0, 2048: 1000.0}  # SYNTHETIC
 CHANGING_US = 8.0
-# Blocks per round (each + 1 noise twin): ablation 2 regimes x (4 seeds + 2 fixes); layer 2 M x 4 configs x
+# Blocks per round (each + 1 noise twin): ablation 2 operand kinds (unchanged, changing) x (4 builds of the issue's pattern + 2 caller fixes); layer 2 M x 4 configs x
 # (host, loop); in situ 2 attributes x 2 kernels (no twin).
 ROUND_SIZE = {"bench": 2 * 6 + 1, "layer": 2 * 4 * 2 + 1, "attr": 4, "part": 2 * 2}
 # Fake initialize() pieces, ns per call (pristine, patched).
