@@ -8,6 +8,7 @@ whether the IQRs overlap; for each counted variant, whether its calls per call a
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -15,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def spread(s: dict[str, Any]) -> str:
-    return f"{s['median']:.2f} [{s['q1']:.2f}, {s['q3']:.2f}]"
+# The package's statistics module, by its path (stdlib only: no build needed): the spread's text and overlap rule.
+_spec = importlib.util.spec_from_file_location("harness", ROOT / "python" / "cutlass_overhead" / "harness.py")
+harness = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = harness  # its dataclass looks its module up
+_spec.loader.exec_module(harness)
+spread = harness.spread_text
 
 
 def compare(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str], int, int]:
@@ -32,7 +35,7 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str], int, i
             lines.append(f"  {name}: only in {'the new' if now else 'the old'} run")
             continue
         seen += 1
-        overlap = was["q1"] <= now["q3"] and now["q1"] <= was["q3"]
+        overlap = harness.overlaps(was, now)
         overlapping += overlap
         lines.append(f"  {name}: {spread(was)} -> {spread(now)}  IQRs {'overlap' if overlap else 'DO NOT overlap'}")
     for variant, counts in (new.get("counts") or {}).items():

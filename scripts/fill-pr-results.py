@@ -39,12 +39,11 @@ def _project(stem: str) -> Any:
     return module
 
 
-VOCABULARY, RESULTS = _project("vocabulary"), _project("results")
+VOCABULARY, RESULTS, HARNESS = _project("vocabulary"), _project("results"), _project("harness")
 ISSUE_KERNEL_US, ISSUE_LOOP_US = VOCABULARY.ISSUE_KERNEL_US, VOCABULARY.ISSUE_LOOP_US
 
 
-def iqr(s: dict[str, float], f: str = ".2f") -> str:
-    return f"{s['median']:{f}} [{s['q1']:{f}}, {s['q3']:{f}}]"
+iqr = HARNESS.spread_text
 
 
 def steps(results: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], dict[str, float]]]:
@@ -88,9 +87,8 @@ def part_issue(folder: str, results: dict[str, Any]) -> str:
     outside = ISSUE_LOOP_US - ISSUE_KERNEL_US
     fewer = ", ".join(f"{group.replace('_', ' ')} {calls_before[group]:g} -> {calls_after[group]:g}"
                       for group in calls_before if calls_after.get(group) != calls_before[group])
-    overlap = before["q1"] <= after["q3"] and after["q1"] <= before["q3"]
     step = (f"this PR's step ({iqr(before)} -> {iqr(after)} µs) is within the run's spread"
-            if overlap else f"this PR takes {before['median'] - after['median']:.2f} µs off a call of the issue's pattern")
+            if HARNESS.overlaps(before, after) else f"this PR takes {before['median'] - after['median']:.2f} µs off a call of the issue's pattern")
     return (f"Issue #3003 reports {ISSUE_LOOP_US:.0f} µs per iteration around a {ISSUE_KERNEL_US:.0f} µs kernel: about "
             f"{outside:.0f} µs outside the kernel. On this host {step}"
             + (f" (calls per call: {fewer})" if fewer else "")

@@ -38,6 +38,16 @@ class Spread:
         return asdict(self)
 
 
+def spread_text(s: Mapping[str, float]) -> str:
+    """A Spread as written in a reading (a dict): "median [q1, q3]"."""
+    return f"{s['median']:.2f} [{s['q1']:.2f}, {s['q3']:.2f}]"
+
+
+def overlaps(a: Mapping[str, float], b: Mapping[str, float]) -> bool:
+    """Whether two spreads' interquartile ranges overlap (touching counts): the same measurement within its spread."""
+    return a["q1"] <= b["q3"] and b["q1"] <= a["q3"]
+
+
 def median(values: Sequence[float]) -> float:
     return float(statistics.median(values))
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._steps import note, one_line
+from .harness import spread_text
 from .results import resolved
 from .vocabulary import CONFIG_COUNT_GROUPS, ISSUE, ISSUE_KERNEL_US, ISSUE_LOOP_US, calls_by_group, group
 
@@ -51,11 +52,6 @@ def counts_tables(counts: dict[str, Any]) -> list[str]:
 def iqr_text(t: dict[str, Any]) -> str:
     spread = t.get("host")
     return f"{fmt(spread['q1'])}-{fmt(spread['q3'])}" if spread else "-"
-
-
-def spread_text(s: dict[str, Any]) -> str:
-    """A harness.Spread as a dict: "median [q1, q3]"."""
-    return f"{s['median']:.2f} [{s['q1']:.2f}, {s['q3']:.2f}]"
 
 
 def timing_table(results: dict[str, Any]) -> str:
