@@ -122,7 +122,7 @@ def test_the_allocation_suspect_is_priced_in_loop_time_per_iteration_not_host_ti
     allocation = next(s for s in reading["verdict"]["suspects"] if s["suspect"] == vocabulary.SUSPECTS["allocation"])
     o0 = next(s for s in reading["verdict"]["suspects"] if s["suspect"] == vocabulary.SUSPECTS["O0"])
     assert allocation["effect_us"] is not None  # the fakes' allocation is far outside the noise floor
-    assert "of loop time per iteration" in allocation["reading"] and "per call" in o0["reading"]
+    assert "loop us per iteration" in allocation["reading"] and "per call" in o0["reading"]
 
 
 @pytest.mark.parametrize("ratio, half, effect, reading", [

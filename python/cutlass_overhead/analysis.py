@@ -286,9 +286,9 @@ def noise_half_width(results: Results) -> float:
 
 
 def suspect_row(what: str, ratio: dict[str, float] | None, base_us: float | None, half: float, how: str,
-                missing: str = "", per: str = "per call") -> dict[str, Any]:
-    """One suspect: its effect in us `per` call (host time; a loop-time suspect says so) when it lies outside the
-    noise floor, else "no measurable effect" (never a negative cost)."""
+                missing: str = "", unit: str = "us per call") -> dict[str, Any]:
+    """One suspect: its effect in `unit` (host us per call, or what its own baseline measures) when it lies outside
+    the noise floor, else "no measurable effect" (never a negative cost)."""
     if ratio is None or base_us is None:
         return {"suspect": what, "effect_us": None, "reading": f"not measured: {missing or 'see errors'}", "how": how}
     change = ratio["median"] - 1.0
@@ -299,7 +299,7 @@ def suspect_row(what: str, ratio: dict[str, float] | None, base_us: float | None
                            f"+/-{100 * half:.1f}%)"}
     sign = "adds" if change > 0 else "saves"
     return {**row, "effect_us": change * base_us,
-            "reading": f"{sign} {abs(change) * base_us:.2f} us {per} (x{ratio['median']:.3f})"}
+            "reading": f"{sign} {abs(change) * base_us:.2f} {unit} (x{ratio['median']:.3f})"}
 
 
 def suspect_rows(results: Results, half: float) -> list[dict[str, Any]]:
@@ -328,10 +328,10 @@ def suspect_rows(results: Results, half: float) -> list[dict[str, Any]]:
     for name in ("allocation", "copy_load", "kernel_load"):
         s = found.get(name)
         if s:
-            # A loop-time suspect (the allocation) is priced per iteration of the loop, not in host time per call.
-            per = "of loop time per iteration" if s["unit"].startswith("loop") else "per call"
+            # Each is priced in its baseline's own unit ("loop us per iteration" for the allocation, timed as a loop).
             rows.append(suspect_row(s["suspect"], s["ratio"], s["baseline"]["median"], half,
-                                    f"{s['unit']}, with and without it, in interleaved rounds", per=per))
+                                    f"{s['unit']}, with and without it, in interleaved rounds",
+                                    unit=s["unit"].split(" (")[0]))
     first = found.get("first_call")
     if first:
         once = first["first_us"] - first["second_us"]
