@@ -5,6 +5,7 @@ by hand. A page marks each generated part as <!-- pr:NAME -->...<!-- /pr -->:
             (docs/results/h200-cutlass-main/results.json, the ablation's rounds)
     floor   patched run(stream) against the driver's own launch of the same kernel (same results)
     issue   what the page's PR saves per call against what #3003 reports
+    without the page's PR without the PR before it that the ablation leaves out (CO_ABLATION_WITHOUT; same results)
     tests   the page's CUTLASS targets and break checks, and CUTLASS's own suites, as the H200 logs give them
             (docs/results/h200-cutlass-tests/cutlass-suites-main-*.log)
 
@@ -99,6 +100,27 @@ def part_issue(folder: str, results: dict[str, Any]) -> str:
             "may cost more.")
 
 
+def part_without(folder: str, results: dict[str, Any]) -> str:
+    """This PR's change without the PR the ablation left out (CO_ABLATION_WITHOUT): the build through this PR without
+    that folder, beside the ablation's build before that folder."""
+    ablation = results["ablation"]
+    host, counts = ablation["host"]["unchanged"], ablation["counts_per_call"]["unchanged"]
+    for w in ablation.get("without") or []:
+        if str(w["last"]).split("/", 1)[0] != folder:
+            continue
+        base, alone = host[f"{w['base']}/seed"]["host"], host[f"{w['variant']}/seed"]["host"]
+        calls_base, calls_alone = counts[f"{w['base']}/seed"], counts[f"{w['variant']}/seed"]
+        changed = ", ".join(f"{group.replace('_', ' ')} {calls_base[group]:g} -> {calls_alone[group]:g}"
+                            for group in calls_base if calls_alone.get(group) != calls_base[group])
+        saved = base["median"] - alone["median"]
+        step = ("within the run's spread" if HARNESS.overlaps(base, alone)
+                else f"{saved:.2f} µs off a call" if saved > 0 else f"{-saved:.2f} µs added to a call")
+        return (f"Without `{w['without']}`: {iqr(alone)} µs per call of the issue's pattern, against {iqr(base)} µs "
+                f"before this PR, in the same rounds: {step}" + (f" (calls per call: {changed})" if changed else "") + ".")
+    return ("Not measured in this run: its ablation build had no variant without the previous PR "
+            "(`CO_ABLATION_WITHOUT`, `cmake/Ablation.cmake`).")
+
+
 def log_lines(log: Path) -> dict[str, str]:
     """{target or break check: what the log says of it}, the run's verdict when there is one, else the build's."""
     out: dict[str, str] = {}
@@ -187,7 +209,7 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-PARTS = {"steps": part_steps, "floor": part_floor, "issue": part_issue, "tests": part_tests}
+PARTS = {"steps": part_steps, "floor": part_floor, "issue": part_issue, "tests": part_tests, "without": part_without}
 
 
 def filled(page: Path, results: dict[str, Any]) -> tuple[str, list[str]]:

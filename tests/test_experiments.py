@@ -51,6 +51,9 @@ class FakeRunner:
                 {"variant": "prefix2", "patches": 2, "last": "0002-y.patch", "subject": "y"},
                 {"variant": "patched", "patches": 3, "last": "0003-z.patch", "subject": "z"}]
 
+    def ablation_without(self) -> list[dict[str, Any]]:
+        return []
+
     def layer_gemms(self) -> list[tuple[str, int, int]]:
         return [("qkv", 6144, 4096), ("down", 4096, 14336)]
 
@@ -203,6 +206,17 @@ def test_without_the_ablation_build_pristine_meets_the_full_series() -> None:
     assert configs["unchanged"][:2] == [("original", "seed"), ("patched", "seed")]
 
 
+def test_the_variant_without_a_pr_is_timed_and_counted_with_the_prefixes() -> None:
+    class Without(FakeRunner):
+        def ablation_without(self) -> list[dict[str, Any]]:
+            return [{"variant": "without_pr1", "without": "pr1-x", "base": "original", "last": "pr2-y/0001-y.patch",
+                     "subject": "y"}]
+
+    for operands, pairs in experiments.ablation_configs(Without()).items():
+        assert ("without_pr1", "seed") in pairs, operands
+    assert ("without_pr1", "seed", 1) in experiments.ablation_count_configs(Without())
+
+
 def test_count_per_call_is_the_difference_of_two_sessions() -> None:
     # SYNTHETIC: 7 calls of setup, 3 per call of every group.
     def count(n: int) -> dict[str, int]:
@@ -255,6 +269,13 @@ def test_ablation_build_has_one_variant_per_header_changing_prefix(tmp_path: Any
     assert {f"_sm90_{v}" for v, _ in expected} <= set(_build_info.MODULES)
     for e in built:
         assert e["subject"] and not e["subject"].startswith("[PATCH"), e
+    # CO_ABLATION_WITHOUT: the next PR's prefix without that folder, beside the prefix before the folder.
+    for w in _build_info.ABLATION_WITHOUT:
+        first = next(k for k, name in enumerate(_build_info.PATCHES, start=1) if name.startswith(w["without"] + "/"))
+        assert w["base"] == ([e["variant"] for e in built if e["patches"] < first] or ["original"])[-1]
+        after = [name.split("/")[0] for name in _build_info.PATCHES[first:] if not name.startswith(w["without"] + "/")]
+        assert w["last"].split("/")[0] == after[0]
+        assert f"_sm90_{w['variant']}" in _build_info.MODULES
 
 
 def test_the_report_runs_the_experiments_as_one_step(monkeypatch: pytest.MonkeyPatch) -> None:

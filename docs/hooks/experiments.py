@@ -95,6 +95,9 @@ class ExperimentTables:
                 step = steps.get(name)
                 add(build_label(name, added, str(self.results["stamp"].get("patch_series"))), key,
                     "–" if step is None else f"{step:+.0f}".replace("-", "−"))
+        for w in ab.get("without") or []:  # a PR without the PR before it (CO_ABLATION_WITHOUT)
+            add(f"through `{patch_prefix(str(w['last']))}`, without `{w['without']}`<br><small>`{w['variant']}`</small>",
+                f"{w['variant']}/seed", "–")
         for fix, what in CALLER_FIXES.items():
             for name in (PRISTINE, PATCHED):
                 key = f"{name}/{fix}"

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from . import harness
 from ._steps import key_of
-from ._variants import ablation_variants
+from ._variants import ablation_variants, ablation_without
 from .device import DeviceWorkload, mode_value
 from .workloads import Plan
 
@@ -64,6 +64,8 @@ class Runner(Protocol):
 
     def ablation_variants(self) -> list[dict[str, Any]]: ...
 
+    def ablation_without(self) -> list[dict[str, Any]]: ...
+
     def bench(self, variant: str, mode: str, iterations: int, warmup: int, rotation: int) -> dict[str, Any]: ...
 
     def bench_layer(self, variant: str, mode: str, m: int, iterations: int, warmup: int, rotation: int,
@@ -83,7 +85,8 @@ class Runner(Protocol):
 def ablation_configs(runner: Runner) -> dict[str, list[tuple[str, str]]]:
     """(variant, mode) for unchanged and for changing operands: pristine, each prefix, the full series (all in the
     issue's pattern), then the caller-side fix on pristine and on patched CUTLASS."""
-    seeds = [(PRISTINE, "seed")] + [(e["variant"], "seed") for e in runner.ablation_variants()]
+    builds = runner.ablation_variants() + runner.ablation_without()
+    seeds = [(PRISTINE, "seed")] + [(e["variant"], "seed") for e in builds]
     if (("patched", "seed")) not in seeds:  # a build without CO_BUILD_ABLATION: pristine vs the full series
         seeds.append(("patched", "seed"))
     return {operands: seeds + [(PRISTINE, fix), ("patched", fix)] for operands, fix in CALLER_FIXES.items()}
@@ -153,7 +156,7 @@ def measure_ablation(runner: Runner, plan: Plan, seed: int = 0, headline: dict[s
         counted = runner.counts(ablation_count_configs(runner), plan.count_calls)
     counts = {operands: {key_of(v, m): counted[f"{v}/{m}@{ROTATION if operands == 'changing' else 1}"]
                          for v, m in pairs} for operands, pairs in configs.items()}
-    result = {"variants": runner.ablation_variants(), "rotation": ROTATION, "rounds": rounds,
+    result = {"variants": runner.ablation_variants(), "without": runner.ablation_without(), "rotation": ROTATION, "rounds": rounds,
               "calls_per_sample": calls, "host": host, "counts_per_call": counts,
               "caller_fixes": CALLER_FIXES,
               "measured_in": "the timings step's rounds" if headline is not None else "its own rounds",
@@ -257,6 +260,9 @@ class DeviceRunner:
 
     def ablation_variants(self) -> list[dict[str, Any]]:
         return ablation_variants()
+
+    def ablation_without(self) -> list[dict[str, Any]]:
+        return ablation_without()
 
     def layer_gemms(self) -> list[tuple[str, int, int]]:
         return [tuple(g) for g in self._module(PRISTINE).layer_gemms()]
