@@ -68,9 +68,9 @@ def test_a_pr_without_the_pr_before_it_is_set_beside_the_build_before_it(base: f
     fill = _fill()
     results = {"ablation": {
         "without": [{"variant": "without_pr3", "without": "pr3-x", "base": "prefix4", "last": "pr4-y/0001-y.patch"}],
-        "host": {"unchanged": {"prefix4/seed": {"host": _spread(base)}, "without_pr3/seed": {"host": _spread(alone)}}},
-        "counts_per_call": {"unchanged": {"prefix4/seed": {"func_attribute": 2.0, "entry_point": 4.0},
-                                          "without_pr3/seed": {"func_attribute": 0.0, "entry_point": 5.0}}}}}
+        "host": {"unchanged": {"prefix4/issue_pattern": {"host": _spread(base)}, "without_pr3/issue_pattern": {"host": _spread(alone)}}},
+        "counts_per_call": {"unchanged": {"prefix4/issue_pattern": {"func_attribute": 2.0, "entry_point": 4.0},
+                                          "without_pr3/issue_pattern": {"func_attribute": 0.0, "entry_point": 5.0}}}}}
     text = fill.part_without("pr4-y", results)
     assert said in text and "`pr3-x`" in text
     assert "func attribute 2 -> 0, entry point 4 -> 5" in text
