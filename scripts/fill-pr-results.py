@@ -162,6 +162,16 @@ def series_breaks(folder: str) -> list[str]:
     return out
 
 
+def earlier_revision(logs: list[Path], folders: list[str]) -> str:
+    """" (an earlier revision: ...)" where a log stamps other diff hashes than the folders' patches have now."""
+    said = {name: digest for log in logs if log.exists()
+            for name, digest in re.findall(r"^#   (\S+\.patch): ([0-9a-f]{12})$", log.read_text(), re.M)}
+    now = {f"{f}/{p.name}": VOCABULARY.diff_sha256_prefix(p) for f in folders for p in sorted((PATCH / f).glob("*.patch"))}
+    if not said or all(said.get(name) == digest for name, digest in now.items()):
+        return ""
+    return " (**an earlier revision**: other diff hashes)"
+
+
 def part_tests(folder: str, results: dict[str, Any]) -> str:
     # CUTLASS's suites packed without a GPU with the whole series, one pack each (-LABEL-build), run on the H200 (-LABEL-run).
     series_log, suites_logs = TESTS / "cutlass-suites-main-series-all.log", sorted(TESTS.glob("cutlass-suites-main-series-*-run.log"))
@@ -177,7 +187,7 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
     pristine = log_lines(pristine_log)
     if alone_logs:
         named = ", ".join(f"`{log.relative_to(REPO)}`" for log in alone_logs)
-        lines.append(f"This PR alone on main ({named}):")
+        lines.append(f"This PR alone on main ({named}){earlier_revision(alone_logs, [folder])}:")
         lines += [f"- `{t}`: {summary(alone.get(t, 'not run alone (docs/results/h200-cutlass-tests/README.md says why)'))}"
                   for t in mine]
         for t, v in alone.items():
@@ -190,14 +200,17 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
                         v += f"; pristine main, same limit (`{pristine_log.relative_to(REPO)}`): {pristine[t]}"
                 lines.append(f"- `{t}` (CUTLASS's suite): {v}")
         lines.append("")
-    lines.append(f"This PR's targets and break checks, whole series applied (`{series_log.relative_to(REPO)}`):")
+    everything = sorted({entry.split("/", 1)[0] for entry in VOCABULARY.series_entries(PATCH / "series")})
+    lines.append(f"This PR's targets and break checks, whole series applied (`{series_log.relative_to(REPO)}`)"
+                 f"{earlier_revision([series_log], everything)}:")
     lines += [f"- `{t}`: {summary(series.get(t, 'not in the log'))}" for t in mine]
     lines += [f"- break check `{b}`: {series.get(b, 'not in the log')}" for b in series_breaks(folder)]
     ours = {t for other in PATCH.glob("pr*/PR.md") for t in page_targets(other.read_text())}
     built = {k: v for log in sorted(TESTS.glob("cutlass-suites-main-series-*-build.log")) for k, v in log_lines(log).items()}
     upstream = [t for t in dict.fromkeys([*suites, *built, *series]) if t.startswith("cutlass_test_unit_") and t not in ours]
     lines += ["", "CUTLASS's own suites, whole series applied (the series log" + (
-        " and `cutlass-suites-main-series-*-run.log`, packed without a GPU" if suites_logs else "") + "):"]
+        " and `cutlass-suites-main-series-*-run.log`, packed without a GPU" if suites_logs else "") + ")"
+        + earlier_revision([series_log, *suites_logs], everything) + ":"]
     for t in upstream:
         ran = [v for v in (suites.get(t), series.get(t)) if v and v.startswith("rc ") and not v.startswith("rc 124")]
         if ran:

@@ -75,3 +75,16 @@ def test_a_pr_without_the_pr_before_it_is_set_beside_the_build_before_it(base: f
     assert said in text and "`pr3-x`" in text
     assert "func attribute 2 -> 0, entry point 4 -> 5" in text
     assert "Not measured" in fill.part_without("pr5-z", results)
+
+
+def test_a_log_of_other_diff_hashes_is_marked_as_an_earlier_revision(tmp_path: Path) -> None:
+    fill = _fill()
+    folder = "pr2-tma-fixup-order"
+    (patch,) = sorted((fill.PATCH / folder).glob("*.patch"))
+    name, digest = f"{folder}/{patch.name}", fill.VOCABULARY.diff_sha256_prefix(patch)
+    current, older = tmp_path / "current.log", tmp_path / "older.log"
+    current.write_text(f"# series: patch/{folder} (1 patches)\n#   {name}: {digest}\n")
+    older.write_text(f"# series: patch/{folder} (1 patches)\n#   {name}: {'0' * 12}\n")
+    assert fill.earlier_revision([current], [folder]) == ""
+    assert "earlier revision" in fill.earlier_revision([older], [folder])
+    assert "earlier revision" in fill.earlier_revision([current, older], [folder])
