@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ spread = harness.spread_text
 
 
 # Schema 2 named the modes "seed" and "floor" (results.py says what schema 3 renamed): old keys in new names.
-SCHEMA_2_NAMES = {"/seed": "/issue_pattern", "/floor": "/kept_gemm", "patched_vs_floor": "patched_vs_kept_gemm"}
+SCHEMA_2_NAMES = {r"/seed\b": "/issue_pattern", r"/floor\b": "/kept_gemm", r"^patched_vs_floor$": "patched_vs_kept_gemm"}
 
 
 def in_new_names(reading: dict[str, Any]) -> dict[str, Any]:
@@ -35,7 +36,7 @@ def in_new_names(reading: dict[str, Any]) -> dict[str, Any]:
 
     def name(key: str) -> str:
         for was, now in SCHEMA_2_NAMES.items():
-            key = key.replace(was, now) if key.endswith(was) or key == was else key
+            key = re.sub(was, now, key)
         return key
 
     return {**reading, **{section: {name(k): v for k, v in (reading.get(section) or {}).items()}
