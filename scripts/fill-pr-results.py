@@ -80,14 +80,19 @@ def part_floor(folder: str, results: dict[str, Any]) -> str:
             f"ratio per round {iqr(goal['run_stream_vs_kernel_launch'])}.")
 
 
+def calls_changed(before: dict[str, float], after: dict[str, float]) -> str:
+    """The API groups whose calls per call differ, "cudaFuncSetAttribute 2 -> 0, ..."; "" when none does."""
+    return ", ".join(f"{group.replace('_', ' ')} {before[group]:g} -> {after[group]:g}"
+                     for group in before if after.get(group) != before[group])
+
+
 def part_issue(folder: str, results: dict[str, Any]) -> str:
     rows = steps(results)
     at = [i for i, row in enumerate(rows) if row[0] == folder]
     (_, _, before, calls_before), (_, _, after, calls_after) = rows[at[0] - 1], rows[at[-1]]
     pristine, patched = rows[0][2]["median"], rows[-1][2]["median"]
     outside = ISSUE_LOOP_US - ISSUE_KERNEL_US
-    fewer = ", ".join(f"{group.replace('_', ' ')} {calls_before[group]:g} -> {calls_after[group]:g}"
-                      for group in calls_before if calls_after.get(group) != calls_before[group])
+    fewer = calls_changed(calls_before, calls_after)
     step = (f"this PR's step ({iqr(before)} -> {iqr(after)} µs) is within the run's spread"
             if HARNESS.overlaps(before, after) else f"this PR takes {before['median'] - after['median']:.2f} µs off a call of the issue's pattern")
     return (f"Issue #3003 reports {ISSUE_LOOP_US:.0f} µs per iteration around a {ISSUE_KERNEL_US:.0f} µs kernel: about "
@@ -110,8 +115,7 @@ def part_without(folder: str, results: dict[str, Any]) -> str:
             continue
         base, alone = host[f"{w['base']}/issue_pattern"]["host"], host[f"{w['variant']}/issue_pattern"]["host"]
         calls_base, calls_alone = counts[f"{w['base']}/issue_pattern"], counts[f"{w['variant']}/issue_pattern"]
-        changed = ", ".join(f"{group.replace('_', ' ')} {calls_base[group]:g} -> {calls_alone[group]:g}"
-                            for group in calls_base if calls_alone.get(group) != calls_base[group])
+        changed = calls_changed(calls_base, calls_alone)
         saved = base["median"] - alone["median"]
         step = ("within the run's spread" if HARNESS.overlaps(base, alone)
                 else f"{saved:.2f} µs off a call" if saved > 0 else f"{-saved:.2f} µs added to a call")
@@ -163,13 +167,15 @@ def series_breaks(folder: str) -> list[str]:
 
 
 def earlier_revision(logs: list[Path], folders: list[str]) -> str:
-    """" (an earlier revision: ...)" where a log stamps other diff hashes than the folders' patches have now."""
-    said = {name: digest for log in logs if log.exists()
-            for name, digest in re.findall(r"^#   (\S+\.patch): ([0-9a-f]{12})$", log.read_text(), re.M)}
+    """The mark for a page's heading when any of the logs stamps other diff hashes than the folders' patches have
+    now (each log on its own: a current log does not vouch for an older one beside it); "" otherwise."""
     now = {f"{f}/{p.name}": VOCABULARY.diff_sha256_prefix(p) for f in folders for p in sorted((PATCH / f).glob("*.patch"))}
-    if not said or all(said.get(name) == digest for name, digest in now.items()):
-        return ""
-    return " (**an earlier revision**: other diff hashes)"
+
+    def older(log: Path) -> bool:
+        said = dict(re.findall(r"^#   (\S+\.patch): ([0-9a-f]{12})$", log.read_text(), re.M))
+        return bool(said) and any(said.get(name) != digest for name, digest in now.items())
+
+    return " (**an earlier revision**: other diff hashes)" if any(older(log) for log in logs if log.exists()) else ""
 
 
 def part_tests(folder: str, results: dict[str, Any]) -> str:

@@ -88,3 +88,4 @@ def test_a_log_of_other_diff_hashes_is_marked_as_an_earlier_revision(tmp_path: P
     assert fill.earlier_revision([current], [folder]) == ""
     assert "earlier revision" in fill.earlier_revision([older], [folder])
     assert "earlier revision" in fill.earlier_revision([current, older], [folder])
+    assert "earlier revision" in fill.earlier_revision([older, current], [folder])  # a current log vouches for no other
