@@ -125,6 +125,19 @@ def test_the_allocation_suspect_is_priced_in_loop_time_per_iteration_not_host_ti
     assert "loop us per iteration" in allocation["reading"] and "per call" in o0["reading"]
 
 
+def test_the_profiler_suspect_is_a_ratio_within_the_cupti_childs_own_process(reading: dict[str, Any]) -> None:
+    """Traced over the CUPTI child's own untraced time before any CUPTI use, never over the parent's: two processes'
+    medians can differ by more than tracing costs."""
+    r = json.loads(json.dumps(reading))
+    spread = lambda us: {"median": us, "q1": us, "q3": us, "n": 3}  # noqa: E731
+    r["tracing_cost"]["on_host"] = spread(30.0)
+    r["tracing_cost"]["residue_check"]["before_any_cupti_host"] = spread(20.0)
+    r["timings"]["original/issue_pattern"]["host"] = spread(10.0)
+    rows = analysis.suspect_rows(from_json(r), 0.0)
+    profiler = next(s for s in rows if s["suspect"] == vocabulary.SUSPECTS["profiler"])
+    assert profiler["ratio"]["median"] == pytest.approx(1.5) and profiler["effect_us"] == pytest.approx(10.0)
+
+
 @pytest.mark.parametrize("ratio, half, effect, reading", [
     (1.02, 0.03, None, "no measurable effect"),
     (0.98, 0.03, None, "no measurable effect"),

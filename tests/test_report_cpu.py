@@ -130,7 +130,8 @@ def test_the_child_times_its_residue_baseline_before_it_first_uses_cupti() -> No
     # Only traced times: the untraced ones are the parent's timings (one value per quantity).
     assert "off_host_us" not in cost and cost["on_host"]["n"] == ctx.plan.rounds
     assert cost["residue_check"]["before_any_cupti_host_us"] == pytest.approx(FAKE_HOST_NS["original"] / 1e3)
-    assert set(cost["residue_check"]) == {"before_any_cupti_host_us", "after_all_cupti_host_us", "ratio"}
+    assert set(cost["residue_check"]) == {"before_any_cupti_host_us", "before_any_cupti_host", "after_all_cupti_host_us",
+                                          "ratio"}
     assert [s["k"] for s in out["sweep_kernel_us"]] == [HEADLINE.k]
     assert out["encodes"] and set(out["timelines"]) == {"original", "patched", "O0"}
     json.dumps(out, allow_nan=False)

@@ -318,12 +318,14 @@ def suspect_rows(results: Results, half: float) -> list[dict[str, Any]]:
             suspect_row(SUSPECTS["sync"], per_round(SYNC_KEY), base, half,
                         "the same pattern with a sync after each call, in the same rounds (includes the kernel wait)")]
     tracing = results.tracing_cost or {}
-    on, timed = tracing.get("on_host"), (results.timings or {}).get(ISSUE_PATTERN_KEY, {}).get("host")
+    on, untraced = tracing.get("on_host"), (tracing.get("residue_check") or {}).get("before_any_cupti_host")
     ratio = None
-    if on and timed:  # two processes' medians, no rounds to pair: the quartiles bound the ratio
-        ratio = {"median": on["median"] / timed["median"], "q1": on["q1"] / timed["q3"], "q3": on["q3"] / timed["q1"]}
-    rows.append(suspect_row(SUSPECTS["profiler"], ratio, base, half,
-                            "the CUPTI child's host time with tracing on over this process's (a ratio of medians)"))
+    if on and untraced:  # one process, separate loops, no rounds to pair: the quartiles bound the ratio
+        ratio = {"median": on["median"] / untraced["median"], "q1": on["q1"] / untraced["q3"],
+                 "q3": on["q3"] / untraced["q1"]}
+    rows.append(suspect_row(SUSPECTS["profiler"], ratio, untraced["median"] if untraced else base, half,
+                            "the CUPTI child's host time with tracing on over its own before any CUPTI use "
+                            "(one process, a ratio of medians)"))
     found = results.suspects or {}
     for name in ("allocation", "copy_load", "kernel_load"):
         s = found.get(name)

@@ -141,8 +141,8 @@ def cupti_residue(ctx: Context, before: harness.Spread | None) -> dict[str, Any]
         raise RuntimeError("needs original/issue_pattern host us before any CUPTI use, which was not measured (see the "
                            "earlier error)")
     after = pattern_host_us(ctx, "original", traced=False).median
-    return {"before_any_cupti_host_us": before.median, "after_all_cupti_host_us": after,
-            "ratio": after / before.median}
+    return {"before_any_cupti_host_us": before.median, "before_any_cupti_host": before.as_dict(),
+            "after_all_cupti_host_us": after, "ratio": after / before.median}
 
 
 def seed_timeline(ctx: Context, variant: str) -> list[Record]:
@@ -297,17 +297,21 @@ def child_where(child: dict[str, Any]) -> str:
 
 
 def child_tracing_cost(child: dict[str, Any], timings: dict[str, Any]) -> dict[str, Any] | None:
-    """The traced times from the child over the untraced ones of the timings step (the one value of each)."""
+    """The child's traced times over untraced ones: factor over the child's own untraced time before any CUPTI use
+    (one process, the same loop); o0_factor over the timings step's O0 time (the child has no untraced O0 time)."""
     cost = child.get("tracing_cost")
     if cost is None:
         return None
     out = dict(cost)
-    for on, key, factor in (("on_host_us", "original/issue_pattern", "factor"), ("o0_on_host_us", "O0/issue_pattern", "o0_factor")):
-        if out.get(on) is not None and key in timings:
-            out[factor] = out[on] / timings[key]["host_us"]
-    out["method"] = (f"on: count_calls active around each loop, in {child_where(child)}; factor: over the timings "
-                     "step's untraced host time (this process, never traced), a ratio of two processes' medians; "
-                     "residue_check: the child's own time before its first and after its last CUPTI use")
+    before = (out.get("residue_check") or {}).get("before_any_cupti_host_us")
+    if out.get("on_host_us") is not None and before:
+        out["factor"] = out["on_host_us"] / before
+    if out.get("o0_on_host_us") is not None and "O0/issue_pattern" in timings:
+        out["o0_factor"] = out["o0_on_host_us"] / timings["O0/issue_pattern"]["host_us"]
+    out["method"] = (f"on: count_calls active around each loop, in {child_where(child)}; factor: over the same "
+                     "process's untraced time before any CUPTI use (residue_check), one process; o0_factor: over the "
+                     "timings step's untraced O0 time, a ratio of two processes' medians; residue_check: the child's "
+                     "own time before its first and after its last CUPTI use")
     return out
 
 
