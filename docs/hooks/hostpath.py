@@ -91,8 +91,8 @@ def pipeline_reading(doc: dict[str, Any]) -> dict[str, Any]:
     ratio and effect by its vocabulary key (V.SUSPECTS), the first and second call, how long it ran, `phases_us`:
     {variant: {phase: measured µs per call}} of its attribution (e.g. the -O0 build's initialize), `attribute`:
     cudaFuncSetAttribute on the GEMM's kernel and on an empty one (in-situ), idle and under each load, and `o0`:
-    host µs per call of the pristine and the patched -O0 builds and the series' per-round speedup there (None in a
-    reading without the patched -O0 build)."""
+    host µs per call of the pristine and the patched -O0 builds, the series' per-round speedup there and the -O0
+    build's kept `Gemm` and `update()` + `run(stream)` (None in a reading without the patched -O0 build)."""
     by_text = {text: key for key, text in V.SUSPECTS.items()}
     suspects = {by_text[s["suspect"]]: s for s in doc["verdict"]["suspects"] if s["suspect"] in by_text}
     first = doc["suspects"]["first_call"]
@@ -109,7 +109,10 @@ def pipeline_reading(doc: dict[str, Any]) -> dict[str, Any]:
     timings = doc["timings"]
     o0 = None if "O0_patched/issue_pattern" not in timings else {
         "pristine": timings["O0/issue_pattern"]["host"], "series": timings["O0_patched/issue_pattern"]["host"],
-        "series_at_O3": timings["patched/issue_pattern"]["host"], "speedup": timings["O0_patched/issue_pattern"]["speedup_vs_O0_seed"]}
+        "series_at_O3": timings["patched/issue_pattern"]["host"], "speedup": timings["O0_patched/issue_pattern"]["speedup_vs_O0_seed"],
+        # the caller's fix at -O0 (None in a reading from before the timings step had them)
+        "kept_gemm": (timings.get("O0/kept_gemm") or {}).get("host"),
+        "update_run": (timings.get("O0/update_run") or {}).get("host")}
     return {"host": timings["original/issue_pattern"]["host"], "suspects": suspects, "o0": o0,
             "first_call_us": first["first_us"], "second_call_us": first["second_us"],
             "elapsed_s": doc["elapsed_s"], "quick": doc["stamp"]["quick"], "attribute": attribute,

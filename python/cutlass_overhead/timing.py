@@ -22,7 +22,9 @@ TIMING_KEYS: tuple[tuple[str, str], ...] = (
     ("original", "issue_pattern"), ("patched", "issue_pattern"), ("direct", "issue_pattern"), ("O0", "issue_pattern"), ("O0_patched", "issue_pattern"),
     ("original", "initialize_run"), ("patched", "initialize_run"), ("original", "kept_gemm"), ("patched", "kept_gemm"),
     ("original", "graph"), ("original", "bare_launch"), ("original", "bare_cluster_launch"),
-    ("original", "kernel_launch"))
+    ("original", "kernel_launch"),
+    # the caller's fix in a build without -O: does keeping the Gemm also remove most of the -O0 cost?
+    ("O0", "kept_gemm"), ("O0", "update_run"))
 # (variant, mode, sync_each_call) measured at every sweep shape; unsynced rows come first (the model needs them).
 SWEEP_CONFIGS: tuple[tuple[str, str, bool], ...] = (
     ("original", "issue_pattern", False), ("patched", "issue_pattern", False), ("original", "kept_gemm", False),
