@@ -36,18 +36,18 @@ struct Operands {
   float beta = 0.f;
   int m = 0, n = 0, k = 0;
 };
-void run_seed(Operands const& ops, cudaStream_t stream);
+void run_issue_pattern(Operands const& ops, cudaStream_t stream);
 BenchResult bench(Operands const& ops, BenchOptions const& options);
 std::size_t params_bytes();
 std::size_t workspace_bytes(Operands const& ops);
 KernelHandle kernel(Operands const& ops);
 inline bool mode_supported(Mode) { return true; }  // every benchmark mode (bench.h) runs the SM90 stand-in
 
-// The pieces of GemmUniversalAdapter::initialize() (and of the calls the seed makes around it) that
+// The pieces of GemmUniversalAdapter::initialize() (and of the calls the issue's code makes around it) that
 // initialize_part_ns times one at a time: where the host time of an initialize() goes.
 inline constexpr char const* kInitializeParts[] = {
     "get_workspace_size", "can_implement", "to_underlying_arguments", "initialize_workspace", "initialize"};
-// Mean host ns of one call of `part` (one of kInitializeParts) with the seed's Arguments for `ops`, timed
+// Mean host ns of one call of `part` (one of kInitializeParts) with the issue's Arguments for `ops`, timed
 // in a loop of `iterations` calls after the adapter's first initialize() (first-call costs excluded).
 double initialize_part_ns(Operands const& ops, char const* part, int iterations);
 
@@ -59,7 +59,7 @@ struct LayerGemm {
 };
 inline constexpr LayerGemm kLayerGemms[] = {
     {"qkv", 6144, 4096}, {"out_proj", 4096, 4096}, {"gate_up", 28672, 4096}, {"down", 4096, 14336}};
-// One call = the layer's GEMMs once, each in o.mode (seed, initialize_run, update_run, floor) at M = m.
+// One call = the layer's GEMMs once, each in o.mode (issue_pattern, initialize_run, update_run, kept_gemm) at M = m.
 // Weights and activations are allocated (zero-filled) and freed here; with o.rotation = r, call i takes
 // its A and D buffers from slot i % r of r per GEMM, as a caching allocator hands out activations.
 BenchResult bench_layer(int m, BenchOptions const& options);
@@ -86,10 +86,10 @@ struct Operands {
 constexpr int64_t scale_bytes(int64_t rows, int64_t k) {
   return (rows + 127) / 128 * 128 * ((k / 16 + 3) / 4 * 4);
 }
-// Which seed config the M-based dispatch picks, and whether this build instantiated it.
+// Which config of the issue's code the M-based dispatch picks, and whether this build instantiated it.
 char const* config_name(int m);
 bool config_built(int m, bool silu, bool bias);
-void run_seed(Operands const& ops, cudaStream_t stream);
+void run_issue_pattern(Operands const& ops, cudaStream_t stream);
 BenchResult bench(Operands const& ops, BenchOptions const& options);
 std::size_t params_bytes(int m);
 std::size_t workspace_bytes(Operands const& ops);

@@ -61,7 +61,7 @@ void dispatch(Operands const& o, F const& f) {
   throw std::invalid_argument("this build has only the plain epilogue; rebuild with CO_NVFP4_ALL_CONFIGS=ON for SiLU/bias");
 }
 
-struct RunSeed {
+struct RunIssuePattern {
   Operands const& o;
   cudaStream_t stream;
   template <class T, bool kSilu, bool kBias>
@@ -84,9 +84,9 @@ struct Bench {
   BenchResult* result;
   template <class T, bool kSilu, bool kBias>
   void call() const {
-    RunSeed seed{o, options.stream};
+    RunIssuePattern pattern{o, options.stream};
     MakeArgs make{o};
-    *result = bench_gemm<typename T::Gemm>([&] { seed.call<T, kSilu, kBias>(); },
+    *result = bench_gemm<typename T::Gemm>([&] { pattern.call<T, kSilu, kBias>(); },
                                            [&] { return make.call<T, kSilu, kBias>(); }, options);
   }
 };
@@ -155,12 +155,12 @@ char const* config_name(int m) {
 
 bool config_built(int m, bool silu, bool bias) { return kAllConfigs || (m <= 128 && !silu && !bias); }
 
-void run_seed(Operands const& o, cudaStream_t stream) {
+void run_issue_pattern(Operands const& o, cudaStream_t stream) {
   if constexpr (kHostPathOnHopper) {
     // The kernel has no sm_90 code path: it must never execute, so the call ends at a captured launch.
-    call_captured([&] { dispatch(o, RunSeed{o, stream}); }, stream);
+    call_captured([&] { dispatch(o, RunIssuePattern{o, stream}); }, stream);
   } else {
-    dispatch(o, RunSeed{o, stream});
+    dispatch(o, RunIssuePattern{o, stream});
   }
 }
 

@@ -1,4 +1,4 @@
-// The SM90 stand-in of the seed: an SM90 TMA warp-specialized bf16 GEMM (C and D both present)
+// The SM90 stand-in of the issue's GEMM: an SM90 TMA warp-specialized bf16 GEMM (C and D both present)
 // called in exactly runNvfp4Gemm's pattern, so the host path can be measured on an H200.
 #include <stdexcept>
 #include "cutlass/cutlass.h"
@@ -95,7 +95,7 @@ void runSm90Gemm(void* output, void const* input_a, void const* input_b, void co
 
 namespace co::sm90 {
 
-void run_seed(Operands const& o, cudaStream_t stream) {
+void run_issue_pattern(Operands const& o, cudaStream_t stream) {
   runSm90Gemm<KernelConfigSm90>(o.d, o.a, o.b, o.c, o.alpha, o.beta, o.m, o.n, o.k, stream);
 }
 
@@ -114,7 +114,7 @@ BenchResult bench(Operands const& o, BenchOptions const& options) {
     return x;
   };
   return bench_gemm<Gemm>(
-      [&](long long call) { run_seed(operands(call), options.stream); },
+      [&](long long call) { run_issue_pattern(operands(call), options.stream); },
       [&](long long call) {
         Operands x = operands(call);
         return args_from_options<KernelConfigSm90>(x.d, x.a, x.b, x.c, x.alpha, x.beta, x.m, x.n, x.k);
@@ -125,7 +125,7 @@ BenchResult bench(Operands const& o, BenchOptions const& options) {
 BenchResult bench_layer(int m, BenchOptions const& options) {
   return experiments::bench_layer<KernelConfigSm90::Gemm, Operands>(
       m, sizeof(KernelConfigSm90::ElementA), kLayerGemms, options,
-      [&](Operands const& x) { run_seed(x, options.stream); },
+      [&](Operands const& x) { run_issue_pattern(x, options.stream); },
       [](Operands const& x) {
         return args_from_options<KernelConfigSm90>(x.d, x.a, x.b, x.c, x.alpha, x.beta, x.m, x.n, x.k);
       });

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,24 @@ harness = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = harness  # its dataclass looks its module up
 _spec.loader.exec_module(harness)
 spread = harness.spread_text
+
+
+# Schema 2 named the modes "seed" and "floor" (results.py says what schema 3 renamed): old keys in new names.
+SCHEMA_2_NAMES = {r"/seed\b": "/issue_pattern", r"/floor\b": "/kept_gemm", r"^patched_vs_floor$": "patched_vs_kept_gemm"}
+
+
+def in_new_names(reading: dict[str, Any]) -> dict[str, Any]:
+    """A schema-2 reading's timings, targets and counts under their schema-3 keys; a newer reading as it is."""
+    if reading.get("schema") != 2:
+        return reading
+
+    def name(key: str) -> str:
+        for was, now in SCHEMA_2_NAMES.items():
+            key = re.sub(was, now, key)
+        return key
+
+    return {**reading, **{section: {name(k): v for k, v in (reading.get(section) or {}).items()}
+                          for section in ("timings", "targets", "counts")}}
 
 
 def compare(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str], int, int]:
@@ -55,7 +74,7 @@ def main(old_commit: str) -> int:
         if shown.returncode:
             print(f"\n{rel}: not at {old_commit}")
             continue
-        old, new = json.loads(shown.stdout), json.loads(path.read_text())
+        old, new = in_new_names(json.loads(shown.stdout)), json.loads(path.read_text())
         stamps = [(r["stamp"].get("git_commit"), r["stamp"].get("timestamp_utc")) for r in (old, new)]
         print(f"\n{rel}: measured at {stamps[0][0]} ({stamps[0][1]}) -> {stamps[1][0]} ({stamps[1][1]})")
         lines, seen, overlapping = compare(old, new)

@@ -5,6 +5,7 @@ by hand. A page marks each generated part as <!-- pr:NAME -->...<!-- /pr -->:
             (docs/results/h200-cutlass-main/results.json, the ablation's rounds)
     floor   patched run(stream) against the driver's own launch of the same kernel (same results)
     issue   what the page's PR saves per call against what #3003 reports
+    without the page's PR without the PR before it that the ablation leaves out (CO_ABLATION_WITHOUT; same results)
     tests   the page's CUTLASS targets and break checks, and CUTLASS's own suites, as the H200 logs give them
             (docs/results/h200-cutlass-tests/cutlass-suites-main-*.log)
 
@@ -51,10 +52,10 @@ def steps(results: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], dict[
     in order."""
     ablation = results["ablation"]
     host, counts = ablation["host"]["unchanged"], ablation["counts_per_call"]["unchanged"]
-    rows = [("", "pristine main", host["original/seed"]["host"], counts["original/seed"])]
+    rows = [("", "pristine main", host["original/issue_pattern"]["host"], counts["original/issue_pattern"])]
     for v in ablation["variants"]:
         folder, name = str(v["last"]).split("/", 1)
-        key = f"{v['variant']}/seed"
+        key = f"{v['variant']}/issue_pattern"
         rows.append((folder, f"+ `{folder}/{name[:4]}` {v['subject']}", host[key]["host"], counts[key]))
     return rows
 
@@ -74,9 +75,15 @@ def part_steps(folder: str, results: dict[str, Any]) -> str:
 
 def part_floor(folder: str, results: dict[str, Any]) -> str:
     t, goal = results["timings"], results["targets"]
-    return (f"`run(stream)`, patched: {iqr(t['patched/floor']['host'])} µs; the same kernel launched by "
+    return (f"`run(stream)`, patched: {iqr(t['patched/kept_gemm']['host'])} µs; the same kernel launched by "
             f"`cudaLaunchKernelEx` with no CUTLASS code: {iqr(t['original/kernel_launch']['host'])} µs; "
             f"ratio per round {iqr(goal['run_stream_vs_kernel_launch'])}.")
+
+
+def calls_changed(before: dict[str, float], after: dict[str, float]) -> str:
+    """The API groups whose calls per call differ, "cudaFuncSetAttribute 2 -> 0, ..."; "" when none does."""
+    return ", ".join(f"{group.replace('_', ' ')} {before[group]:g} -> {after[group]:g}"
+                     for group in before if after.get(group) != before[group])
 
 
 def part_issue(folder: str, results: dict[str, Any]) -> str:
@@ -85,8 +92,7 @@ def part_issue(folder: str, results: dict[str, Any]) -> str:
     (_, _, before, calls_before), (_, _, after, calls_after) = rows[at[0] - 1], rows[at[-1]]
     pristine, patched = rows[0][2]["median"], rows[-1][2]["median"]
     outside = ISSUE_LOOP_US - ISSUE_KERNEL_US
-    fewer = ", ".join(f"{group.replace('_', ' ')} {calls_before[group]:g} -> {calls_after[group]:g}"
-                      for group in calls_before if calls_after.get(group) != calls_before[group])
+    fewer = calls_changed(calls_before, calls_after)
     step = (f"this PR's step ({iqr(before)} -> {iqr(after)} µs) is within the run's spread"
             if HARNESS.overlaps(before, after) else f"this PR takes {before['median'] - after['median']:.2f} µs off a call of the issue's pattern")
     return (f"Issue #3003 reports {ISSUE_LOOP_US:.0f} µs per iteration around a {ISSUE_KERNEL_US:.0f} µs kernel: about "
@@ -97,6 +103,26 @@ def part_issue(folder: str, results: dict[str, Any]) -> str:
             "readings is how the calling code is built and timed: host code built without optimisation (CUTLASS's headers "
             "with it) and a profiler attached (`docs/results/h200-nvfp4-host-path/`). On an aarch64 host the same calls "
             "may cost more.")
+
+
+def part_without(folder: str, results: dict[str, Any]) -> str:
+    """This PR's change without the PR the ablation left out (CO_ABLATION_WITHOUT): the build through this PR without
+    that folder, beside the ablation's build before that folder."""
+    ablation = results["ablation"]
+    host, counts = ablation["host"]["unchanged"], ablation["counts_per_call"]["unchanged"]
+    for w in ablation.get("without") or []:
+        if str(w["last"]).split("/", 1)[0] != folder:
+            continue
+        base, alone = host[f"{w['base']}/issue_pattern"]["host"], host[f"{w['variant']}/issue_pattern"]["host"]
+        calls_base, calls_alone = counts[f"{w['base']}/issue_pattern"], counts[f"{w['variant']}/issue_pattern"]
+        changed = calls_changed(calls_base, calls_alone)
+        saved = base["median"] - alone["median"]
+        step = ("within the run's spread" if HARNESS.overlaps(base, alone)
+                else f"{saved:.2f} µs off a call" if saved > 0 else f"{-saved:.2f} µs added to a call")
+        return (f"Without `{w['without']}`: {iqr(alone)} µs per call of the issue's pattern, against {iqr(base)} µs "
+                f"before this PR, in the same rounds: {step}" + (f" (calls per call: {changed})" if changed else "") + ".")
+    return ("Not measured in this run: its ablation build had no variant without the previous PR "
+            "(`CO_ABLATION_WITHOUT`, `cmake/Ablation.cmake`).")
 
 
 def log_lines(log: Path) -> dict[str, str]:
@@ -140,6 +166,18 @@ def series_breaks(folder: str) -> list[str]:
     return out
 
 
+def earlier_revision(logs: list[Path], folders: list[str]) -> str:
+    """The mark for a page's heading when any of the logs stamps other diff hashes than the folders' patches have
+    now (each log on its own: a current log does not vouch for an older one beside it); "" otherwise."""
+    now = {f"{f}/{p.name}": VOCABULARY.diff_sha256_prefix(p) for f in folders for p in sorted((PATCH / f).glob("*.patch"))}
+
+    def older(log: Path) -> bool:
+        said = dict(re.findall(r"^#   (\S+\.patch): ([0-9a-f]{12})$", log.read_text(), re.M))
+        return bool(said) and any(said.get(name) != digest for name, digest in now.items())
+
+    return " (**an earlier revision**: other diff hashes)" if any(older(log) for log in logs if log.exists()) else ""
+
+
 def part_tests(folder: str, results: dict[str, Any]) -> str:
     # CUTLASS's suites packed without a GPU with the whole series, one pack each (-LABEL-build), run on the H200 (-LABEL-run).
     series_log, suites_logs = TESTS / "cutlass-suites-main-series-all.log", sorted(TESTS.glob("cutlass-suites-main-series-*-run.log"))
@@ -155,7 +193,7 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
     pristine = log_lines(pristine_log)
     if alone_logs:
         named = ", ".join(f"`{log.relative_to(REPO)}`" for log in alone_logs)
-        lines.append(f"This PR alone on main ({named}):")
+        lines.append(f"This PR alone on main ({named}){earlier_revision(alone_logs, [folder])}:")
         lines += [f"- `{t}`: {summary(alone.get(t, 'not run alone (docs/results/h200-cutlass-tests/README.md says why)'))}"
                   for t in mine]
         for t, v in alone.items():
@@ -168,14 +206,17 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
                         v += f"; pristine main, same limit (`{pristine_log.relative_to(REPO)}`): {pristine[t]}"
                 lines.append(f"- `{t}` (CUTLASS's suite): {v}")
         lines.append("")
-    lines.append(f"This PR's targets and break checks, whole series applied (`{series_log.relative_to(REPO)}`):")
+    everything = sorted({entry.split("/", 1)[0] for entry in VOCABULARY.series_entries(PATCH / "series")})
+    lines.append(f"This PR's targets and break checks, whole series applied (`{series_log.relative_to(REPO)}`)"
+                 f"{earlier_revision([series_log], everything)}:")
     lines += [f"- `{t}`: {summary(series.get(t, 'not in the log'))}" for t in mine]
     lines += [f"- break check `{b}`: {series.get(b, 'not in the log')}" for b in series_breaks(folder)]
     ours = {t for other in PATCH.glob("pr*/PR.md") for t in page_targets(other.read_text())}
     built = {k: v for log in sorted(TESTS.glob("cutlass-suites-main-series-*-build.log")) for k, v in log_lines(log).items()}
     upstream = [t for t in dict.fromkeys([*suites, *built, *series]) if t.startswith("cutlass_test_unit_") and t not in ours]
     lines += ["", "CUTLASS's own suites, whole series applied (the series log" + (
-        " and `cutlass-suites-main-series-*-run.log`, packed without a GPU" if suites_logs else "") + "):"]
+        " and `cutlass-suites-main-series-*-run.log`, packed without a GPU" if suites_logs else "") + ")"
+        + earlier_revision([series_log, *suites_logs], everything) + ":"]
     for t in upstream:
         ran = [v for v in (suites.get(t), series.get(t)) if v and v.startswith("rc ") and not v.startswith("rc 124")]
         if ran:
@@ -187,7 +228,7 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-PARTS = {"steps": part_steps, "floor": part_floor, "issue": part_issue, "tests": part_tests}
+PARTS = {"steps": part_steps, "floor": part_floor, "issue": part_issue, "tests": part_tests, "without": part_without}
 
 
 def filled(page: Path, results: dict[str, Any]) -> tuple[str, list[str]]:

@@ -42,7 +42,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 export PYTHONUNBUFFERED=1
-export CO_GIT_COMMIT=${CO_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
+# The commit the stamps name. Pass CO_GIT_COMMIT on a lent machine: it receives the working tree's files with a .git
+# whose HEAD may be another commit (2026-12-05: its HEAD was the checkout's commit when the session began). Unset,
+# HEAD is used, and a tree that differs from it is stamped dirty.
+if [ -z "${CO_GIT_COMMIT:-}" ]; then
+  CO_GIT_COMMIT=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+  [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && export CO_GIT_DIRTY=1
+fi
+export CO_GIT_COMMIT
 PY=${PYTHON:-python3}
 site435=${SITE_435:-$root/build/site-435}  # the v4.3.5 package, first on PYTHONPATH when used
 sitemain=${SITE_MAIN:-$root/build/site-main}  # the CUTLASS main package (CUTLASS_MAIN_DIR), likewise

@@ -33,11 +33,11 @@ CHECKS: list[tuple[dict[str, str], list[str], str]] = [
      "the entry points looked up once (PR 3) and everything after it"),
     ({"original": "patched"}, [f"{OVERHEAD}::test_overhead_original_counts_match_the_source_reading",
                                f"{OVERHEAD}::test_overhead_floor_calls_only_the_launch_and_its_attribute"],
-     "pristine CUTLASS (the tests' counts of the source reading and of the floor's attribute call)"),
+     "pristine CUTLASS (the tests' counts of the source reading and of the kept Gemm's attribute call)"),
 ]
 
 
-# Observed, no failure expected: whether a build captures the seed pattern in the default (global) capture mode.
+# Observed, no failure expected: whether a build captures the issue's pattern in the default (global) capture mode.
 OBSERVE: list[tuple[dict[str, str], list[str], str]] = [
     ({"patched": "original"}, [f"{OVERHEAD}::test_overhead_graph_capture_and_replay[patched-global]"],
      "pristine CUTLASS captured in global mode"),

@@ -93,8 +93,8 @@ def _prod(values: tuple[int, ...]) -> int:
 
 PHASES = [p.name for p in Phase]
 
-# Per-call API calls of the seed pattern, by variant: (phase, domain, api, calls per GEMM call). SYNTHETIC.
-FAKE_SEED_CALLS = {
+# Per-call API calls of the issue's pattern, by variant: (phase, domain, api, calls per GEMM call). SYNTHETIC.
+FAKE_ISSUE_PATTERN_CALLS = {
     "original": [("initialize", "runtime", "cudaGetDriverEntryPoint", 3),
                  ("initialize", "driver", "cuGetProcAddress", 3),
                  ("initialize", "driver", "cuTensorMapEncodeTiled", 3),
@@ -125,14 +125,14 @@ class FakeWorkload:
     def bench(self, variant: str, mode: str, iterations: int, warmup: int, sync: bool = False,
               capture: bool = False) -> dict[str, Any]:
         self.log.append((variant, mode, iterations, self.kernel_ns()))
-        host = FAKE_HOST_NS[variant] / (1 if mode == "seed" else 10) + (FAKE_CAPTURE_NS if capture else 0.0)
+        host = FAKE_HOST_NS[variant] / (1 if mode == "issue_pattern" else 10) + (FAKE_CAPTURE_NS if capture else 0.0)
         loop = host + self.kernel_ns() if sync else max(host, self.kernel_ns())
-        phases = {p: (host / len(PHASES) if mode == "seed" else 0.0) for p in PHASES}
+        phases = {p: (host / len(PHASES) if mode == "issue_pattern" else 0.0) for p in PHASES}
         return {"iterations": iterations, "host_ns_per_call": host + (self.kernel_ns() if sync else 0.0),
                 "loop_ns_per_iter": loop, "gpu_ns_per_iter": loop, "phase_ns_per_call": phases}
 
     def run(self, variant: str) -> None:
-        self.log.append((variant, "seed", 1, self.kernel_ns()))
+        self.log.append((variant, "issue_pattern", 1, self.kernel_ns()))
 
     def sync(self) -> None:
         pass
@@ -216,7 +216,7 @@ def fake_records(calls: list[Call]) -> list[Record]:
 def fake_counts(calls: list[Call]) -> list[tuple[str, str, str, int]]:
     totals: dict[tuple[str, str, str], int] = {}
     for variant, mode, n, _ in calls:
-        per_call = FAKE_SEED_CALLS.get(variant, FAKE_SEED_CALLS["original"]) if mode == "seed" else \
+        per_call = FAKE_ISSUE_PATTERN_CALLS.get(variant, FAKE_ISSUE_PATTERN_CALLS["original"]) if mode == "issue_pattern" else \
             [("run", "runtime", "cudaLaunchKernelExC", 1)]
         for phase, domain, api, k in per_call:
             totals[(phase, domain, api)] = totals.get((phase, domain, api), 0) + k * n

@@ -10,7 +10,7 @@ DESCRIPTORS_PER_INITIALIZE = 9
 # Of those, the ones for a tensor under 128 KiB, which alone ask for the driver version on CUTLASS 4.3.x once the
 # series tests the size first: SFA (M x K/16 bytes = 32 KiB at the tests' 128 x 4096 x 4096), for both cluster shapes.
 SMALL_TENSOR_DESCRIPTORS_PER_INITIALIZE = 2
-# The seed initializes twice per call: gemm.initialize() and again inside gemm.run(args, ...).
+# The issue's code initializes twice per call: gemm.initialize() and again inside gemm.run(args, ...).
 PHASES = ("initialize", "run")
 # The API groups counted (cutlass_overhead.vocabulary slugs, counted by trace.CallCounts.calls).
 COUNTERS = ("encodes", "lookups", "version_queries")

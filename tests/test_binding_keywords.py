@@ -39,12 +39,12 @@ def test_the_sm90_calls_name_every_argument() -> None:
     if co.available("sm90")["original"] is not None:
         pytest.skip(co.available("sm90")["original"])
     w, runner = sm90_workload(), DeviceRunner(sm90_workload())
-    for call in (lambda: w.bench("original", "seed", 1, 0), lambda: w.run("original"),
-                 lambda: runner.bench("original", "seed", 1, 0, 1),
+    for call in (lambda: w.bench("original", "issue_pattern", 1, 0), lambda: w.run("original"),
+                 lambda: runner.bench("original", "issue_pattern", 1, 0, 1),
                  lambda: runner.initialize_part_ns("original", "initialize", 1),
                  lambda: co.run_sm90_gemm(w.a, w.b, None, w.d)):
         assert "bfloat16" in refused_by_the_module(call)
-    assert "M must be positive" in refused_by_the_module(lambda: runner.bench_layer("original", "seed", 0, 1, 0, 1, True))
+    assert "M must be positive" in refused_by_the_module(lambda: runner.bench_layer("original", "issue_pattern", 0, 1, 0, 1, True))
     assert "attribute must be" in refused_by_the_module(lambda: runner.func_attribute_ns("no such attribute", True, 1))
     assert "attribute must be" in refused_by_the_module(lambda: w.func_attribute_ns("no such attribute", True, 1))
     assert "must be positive" in refused_by_the_module(lambda: co.load("sm90", "original").workspace_bytes(m=0, n=1, k=1))
@@ -59,7 +59,7 @@ def test_the_nvfp4_calls_name_every_argument() -> None:
     w.a, w.b = stub((128, 64), FLOAT32), stub((256, 64), FLOAT32)
     w.sfa, w.sfb, w.d = stub((1024,), UINT8), stub((1024,), UINT8), stub((128, 256), FLOAT32)
     w.bias, w.silu, w.has_bias = None, False, False
-    for call in (lambda: w.bench("original", "seed", 1, 0), lambda: w.run("original"),
+    for call in (lambda: w.bench("original", "issue_pattern", 1, 0), lambda: w.run("original"),
                  lambda: co.run_nvfp4_gemm(w.a, w.b, w.sfa, w.sfb, w.d)):
         assert "a must have 1-byte elements" in refused_by_the_module(call)
     assert "attribute must be" in refused_by_the_module(lambda: w.func_attribute_ns("no such attribute", True, 1))

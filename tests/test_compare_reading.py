@@ -25,7 +25,7 @@ SEED = "the issue's pattern, host us per call"
 def test_a_reading_twice_as_slow_reads_two_in_the_ratio_column(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     reading = json.loads(REFERENCE.read_text())
-    reading["timings"]["original/seed"]["host_us"] *= 2
+    reading["timings"]["original/issue_pattern"]["host_us"] *= 2
     mine = tmp_path / "co-doctor.json"
     mine.write_text(json.dumps(reading))
     assert doctor.main(["--compare", str(mine)]) == 0
@@ -44,7 +44,7 @@ def test_a_doctor_reading_compares_with_the_reports_reference(tmp_path: Path, ca
     mine.write_text(json.dumps(measured_fake(profile="doctor")))
     assert doctor.main(["--compare", str(mine)]) == 0
     out = capsys.readouterr().out
-    reference = json.loads(REFERENCE.read_text())["timings"]["original/seed"]["host_us"]
+    reference = json.loads(REFERENCE.read_text())["timings"]["original/issue_pattern"]["host_us"]
     assert row(out, SEED).endswith(f"| {40.0 / reference:.2f} |")  # the fake GPU's 40 us over the H200's
     assert row(out, "the first call of a process").split("|")[3].strip() == "—"  # the reference has no suspects step
 

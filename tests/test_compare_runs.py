@@ -14,18 +14,33 @@ spec.loader.exec_module(compare_runs)
 
 
 def reading(q1: float, q3: float, encodes: int) -> dict[str, Any]:
-    return {"timings": {"original/seed": {"host": {"median": (q1 + q3) / 2, "q1": q1, "q3": q3}}},
-            "targets": {}, "counts": {"original/seed": {"totals": {"cuTensorMapEncodeTiled": encodes}}}}
+    return {"timings": {"original/issue_pattern": {"host": {"median": (q1 + q3) / 2, "q1": q1, "q3": q3}}},
+            "targets": {}, "counts": {"original/issue_pattern": {"totals": {"cuTensorMapEncodeTiled": encodes}}}}
 
 
 def test_spreads_that_touch_overlap_and_counts_that_match_are_identical() -> None:
     lines, seen, overlapping = compare_runs.compare(reading(10.0, 12.0, 8), reading(12.0, 13.0, 8))
     assert (seen, overlapping) == (1, 1)
-    assert "  counts original/seed: identical" in lines
+    assert "  counts original/issue_pattern: identical" in lines
 
 
 def test_disjoint_spreads_and_changed_counts_are_reported() -> None:
     lines, seen, overlapping = compare_runs.compare(reading(10.0, 12.0, 8), reading(12.5, 13.0, 4))
     assert (seen, overlapping) == (1, 0)
     assert any("DO NOT overlap" in line for line in lines)
-    assert "  counts original/seed: DIFFERENT" in lines
+    assert "  counts original/issue_pattern: DIFFERENT" in lines
+
+
+def test_a_schema_2_reading_is_compared_under_the_new_names() -> None:
+    old = {"schema": 2, "timings": {"original/seed": {"host": {"median": 11.0, "q1": 10.0, "q3": 12.0}},
+                                    "patched/floor": {"host": {"median": 5.0, "q1": 4.0, "q3": 6.0}},
+                                    "original/seed/sync_each_call": {"host": {"median": 40.0, "q1": 39.0, "q3": 41.0}}},
+           "targets": {"patched_vs_floor": {"median": 1.0, "q1": 0.9, "q3": 1.1}},
+           "counts": {"original/seed": {"totals": {"cuTensorMapEncodeTiled": 8}}}}
+    new = {"schema": 3, **reading(10.5, 11.5, 8)}
+    new["timings"]["patched/kept_gemm"] = {"host": {"median": 5.0, "q1": 4.5, "q3": 5.5}}
+    new["timings"]["original/issue_pattern/sync_each_call"] = {"host": {"median": 40.0, "q1": 39.5, "q3": 40.5}}
+    new["targets"] = {"patched_vs_kept_gemm": {"median": 1.0, "q1": 0.95, "q3": 1.05}}
+    lines, seen, overlapping = compare_runs.compare(compare_runs.in_new_names(old), new)
+    assert (seen, overlapping) == (4, 4) and not any("only in" in line for line in lines)
+    assert "  counts original/issue_pattern: identical" in lines

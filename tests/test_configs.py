@@ -14,7 +14,7 @@ from cutlass_overhead import configs, doctor, present, report
 from cutlass_overhead.results import resolved
 from cutlass_overhead.workloads import PROFILES
 
-from fakes import FAKE_CAPTURE_NS, FAKE_SEED_CALLS, FAKE_WORKSPACE_BYTES_PER_M, FakeNvfp4Kernel, measured_fake
+from fakes import FAKE_CAPTURE_NS, FAKE_ISSUE_PATTERN_CALLS, FAKE_WORKSPACE_BYTES_PER_M, FakeNvfp4Kernel, measured_fake
 
 
 @pytest.fixture(scope="module")
@@ -43,18 +43,18 @@ def test_the_sm90_stand_in_has_one_config_and_the_capture_cost(sm90_reading: dic
     assert rows[0]["headline"] and not {"host_us", "counts", "params_bytes"} & set(rows[0])
     timings, row = sm90_reading["timings"], resolved(sm90_reading)["configs"]["rows"][0]
     assert set(row["host_us"]) == set(sm90_reading["configs"]["modes"]) == {
-        f"{v}/{m}" for v in ("original", "patched") for m in ("seed", "initialize_run", "floor")}
+        f"{v}/{m}" for v in ("original", "patched") for m in ("issue_pattern", "initialize_run", "kept_gemm")}
     assert all(row["host_us"][key] == timings[key]["host"] for key in row["host_us"])
     assert row["params_bytes"] == sm90_reading["params_bytes"] and set(row["counts"]) == set(configs.COUNTED)
     cost = sm90_reading["configs"]["capture_cost"]
     # The fakes add FAKE_CAPTURE_NS to a captured call, so the capture cost is that, exactly.
-    assert cost["seed_captured"]["median"] - cost["seed"]["median"] == pytest.approx(FAKE_CAPTURE_NS / 1e3)
+    assert cost["issue_pattern_captured"]["median"] - cost["issue_pattern"]["median"] == pytest.approx(FAKE_CAPTURE_NS / 1e3)
 
 
 def test_the_modes_a_build_does_not_run_are_not_timed_and_are_no_error(nvfp4_reading: dict[str, Any]) -> None:
     assert nvfp4_reading["errors"] == []  # the fake host-path kernel lacks graph and kernel_launch, as the real one
     assert not {"original/graph", "original/kernel_launch"} & set(nvfp4_reading["timings"])
-    assert "original/floor" in nvfp4_reading["timings"]
+    assert "original/kept_gemm" in nvfp4_reading["timings"]
 
 
 def test_only_the_built_configs_and_epilogues_are_measured(nvfp4_reading: dict[str, Any]) -> None:
@@ -70,7 +70,7 @@ def test_only_the_built_configs_and_epilogues_are_measured(nvfp4_reading: dict[s
 
 def test_each_row_carries_the_childs_counts_of_its_own_config_epilogue(nvfp4_reading: dict[str, Any]) -> None:
     lookups = {v: sum(n for _, _, api, n in calls if api == "cudaGetDriverEntryPoint")
-               for v, calls in FAKE_SEED_CALLS.items()}
+               for v, calls in FAKE_ISSUE_PATTERN_CALLS.items()}
     for row in resolved(nvfp4_reading)["configs"]["rows"]:
         counted = {v: present.config_counts(row["counts"].get(v)) for v in configs.COUNTED}
         assert counted["original"]["lookups"] == lookups["original"] and counted["patched"]["lookups"] == 0, row["config_epilogue"]

@@ -353,7 +353,7 @@ def test_ablation_steps_per_pr_span_all_its_commits() -> None:
     names = ["prefix1", "prefix2", "prefix3", "prefix4", "patched"]
     ratios = {"original": 1.00, "prefix1": 1.02, "prefix2": 0.85, "prefix3": 0.84, "prefix4": 0.80, "patched": 0.70}
     results = {"ablation": {"variants": [{"variant": v, "last": last} for v, last in zip(names, lasts)],
-                            "host": {"unchanged": {f"{v}/seed": {"ratio_to_pristine": {"median": r}}
+                            "host": {"unchanged": {f"{v}/issue_pattern": {"ratio_to_pristine": {"median": r}}
                                                       for v, r in ratios.items()}}}}
     assert derived.ablation_span_by_pr(results) == {"pr1": ("original", "prefix3"), "pr3": ("prefix3", "prefix4"),
                                                     "pr5": ("prefix4", "patched")}
@@ -371,7 +371,7 @@ def test_the_host_paths_priced_time_is_summed_by_the_group_of_each_api() -> None
                        {"api": "cudaGetDriverEntryPoint", "count": 9.0, "us": 0.25},
                        {"api": "cuTensorMapEncodeTiled", "count": 9.0, "us": 2.0},
                        {"api": "cudaFuncSetAttribute", "count": 1.0, "us": 0.25}]}]
-    sums = hook("hostpath").priced_by_group({"attribution": {"original/seed": rows}})
+    sums = hook("hostpath").priced_by_group({"attribution": {"original/issue_pattern": rows}})
     assert (sums["lookups"], sums["encodes"], sums["func_attributes"]) == (1.25, 2.0, 0.25)
 
 

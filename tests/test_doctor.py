@@ -81,7 +81,7 @@ def test_the_doctor_profile_runs_its_steps_and_no_others(reading: dict[str, Any]
     assert reading["errors"] == []
     assert set(reading["suspects"]) == {"allocation", "copy_load", "kernel_load", "first_call"}
     assert "sweep" not in reading and "ablation" not in reading and "layer" not in reading
-    assert "candidates_625" not in reading  # the suspects are stated once, in the verdict
+    assert "candidates" not in reading  # the suspects are stated once, in the verdict
     assert not {"timeline", "kernel_search", "torch_matmul"} & set(reading)  # a section not measured is not written
     assert PROFILES["doctor"].isdisjoint({"sweep", "search", "timelines", "experiments", "torch", "candidates"})
 
@@ -98,14 +98,14 @@ def test_the_doctor_and_the_report_write_one_schema(reading: dict[str, Any]) -> 
 def test_the_verdicts_parts_add_up_to_the_measured_host_time(reading: dict[str, Any]) -> None:
     v = reading["verdict"]
     assert v["bound"] in ("host-bound", "GPU-bound", "sync-bound")
-    assert v["parts_sum_us"] == pytest.approx(reading["timings"]["original/seed"]["host_us"], rel=1e-9)
+    assert v["parts_sum_us"] == pytest.approx(reading["timings"]["original/issue_pattern"]["host_us"], rel=1e-9)
     assert "host_us" not in v  # the verdict weighs the timings step's host time, which is stored there only
 
 
 def test_the_time_outside_the_phases_is_a_part_of_its_own() -> None:
     rows = [{"phase": "run", "measured_us": 3.0, "terms": [{"api": "cudaLaunchKernelExC", "count": 1.0, "us": 1.0}],
              "remainder_us": 2.0}]
-    parts = analysis.host_parts({"original/seed": rows}, 10.0)
+    parts = analysis.host_parts({"original/issue_pattern": rows}, 10.0)
     assert [p["us"] for p in parts] == [1.0, 2.0, 7.0] and sum(p["us"] for p in parts) == 10.0
 
 
@@ -123,6 +123,19 @@ def test_the_allocation_suspect_is_priced_in_loop_time_per_iteration_not_host_ti
     o0 = next(s for s in reading["verdict"]["suspects"] if s["suspect"] == vocabulary.SUSPECTS["O0"])
     assert allocation["effect_us"] is not None  # the fakes' allocation is far outside the noise floor
     assert "loop us per iteration" in allocation["reading"] and "per call" in o0["reading"]
+
+
+def test_the_profiler_suspect_is_a_ratio_within_the_cupti_childs_own_process(reading: dict[str, Any]) -> None:
+    """Traced over the CUPTI child's own untraced time before any CUPTI use, never over the parent's: two processes'
+    medians can differ by more than tracing costs."""
+    r = json.loads(json.dumps(reading))
+    spread = lambda us: {"median": us, "q1": us, "q3": us, "n": 3}  # noqa: E731
+    r["tracing_cost"]["on_host"] = spread(30.0)
+    r["tracing_cost"]["residue_check"]["before_any_cupti_host"] = spread(20.0)
+    r["timings"]["original/issue_pattern"]["host"] = spread(10.0)
+    rows = analysis.suspect_rows(from_json(r), 0.0)
+    profiler = next(s for s in rows if s["suspect"] == vocabulary.SUSPECTS["profiler"])
+    assert profiler["ratio"]["median"] == pytest.approx(1.5) and profiler["effect_us"] == pytest.approx(10.0)
 
 
 @pytest.mark.parametrize("ratio, half, effect, reading", [
@@ -155,10 +168,10 @@ def test_a_real_reading_adds_up_and_is_the_reports_schema(torch_sm90: Any, tmp_p
     assert r.returncode == 0, r.stdout + r.stderr
     real = json.loads(out.read_text())
     v = real["verdict"]
-    assert v["parts_sum_us"] == pytest.approx(real["timings"]["original/seed"]["host_us"], rel=1e-9)
+    assert v["parts_sum_us"] == pytest.approx(real["timings"]["original/issue_pattern"]["host_us"], rel=1e-9)
     assert set(real["suspects"]) == {"allocation", "copy_load", "kernel_load", "first_call"}
     assert all(s["effect_us"] is None or "no measurable effect" not in s["reading"] for s in v["suspects"])
-    assert real["stamp"] and real["counts"]["original/seed"]["totals"]
+    assert real["stamp"] and real["counts"]["original/issue_pattern"]["totals"]
     assert real["stamp"]["command"].startswith("cutlass-overhead-doctor 128 1024 1024")  # the command the user ran
 
 

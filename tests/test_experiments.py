@@ -21,8 +21,8 @@ from cutlass_overhead.workloads import make_plan
 NO_RESULTS = type("NoResults", (), {"headline_samples": None, "timings": None})()
 
 # SYNTHETIC host us per call, by (variant, mode); changing operands add CHANGING_US to every mode.
-HOST_US = {("original", "seed"): 16.0, ("prefix1", "seed"): 15.0, ("prefix2", "seed"): 14.0, ("patched", "seed"): 10.0,
-           ("original", "floor"): 8.0, ("patched", "floor"): 5.0, ("original", "update_run"): 9.0,
+HOST_US = {("original", "issue_pattern"): 16.0, ("prefix1", "issue_pattern"): 15.0, ("prefix2", "issue_pattern"): 14.0, ("patched", "issue_pattern"): 10.0,
+           ("original", "kept_gemm"): 8.0, ("patched", "kept_gemm"): 5.0, ("original", "update_run"): 9.0,
            ("patched", "update_run"): 7.0}
 GPU_US_PER_LAYER = {16: 50.0, 2048: 1000.0}  # SYNTHETIC
 CHANGING_US = 8.0
@@ -50,6 +50,9 @@ class FakeRunner:
         return [{"variant": "prefix1", "patches": 1, "last": "0001-x.patch", "subject": "x"},
                 {"variant": "prefix2", "patches": 2, "last": "0002-y.patch", "subject": "y"},
                 {"variant": "patched", "patches": 3, "last": "0003-z.patch", "subject": "z"}]
+
+    def ablation_without(self) -> list[dict[str, Any]]:
+        return []
 
     def layer_gemms(self) -> list[tuple[str, int, int]]:
         return [("qkv", 6144, 4096), ("down", 4096, 14336)]
@@ -103,26 +106,26 @@ def test_the_result_keys_and_json(measured: tuple[FakeRunner, dict[str, Any]]) -
 def test_ablation_runs_every_prefix_and_the_caller_fixes_in_both_operand_regimes(measured: Any) -> None:
     runner, out = measured
     host = out["ablation"]["host"]
-    expected = ["original/seed", "prefix1/seed", "prefix2/seed", "patched/seed"]
-    assert list(host["unchanged"]) == expected + ["original/floor", "patched/floor"]
+    expected = ["original/issue_pattern", "prefix1/issue_pattern", "prefix2/issue_pattern", "patched/issue_pattern"]
+    assert list(host["unchanged"]) == expected + ["original/kept_gemm", "patched/kept_gemm"]
     assert list(host["changing"]) == expected + ["original/update_run", "patched/update_run"]
     benches = [c for c in runner.calls if c[0] == "bench"]
     # Unchanged operands: rotation 1; changing: experiments.ROTATION buffers, for every config.
-    assert {c[3] for c in benches if c[2] == "floor"} == {1}
+    assert {c[3] for c in benches if c[2] == "kept_gemm"} == {1}
     assert {c[3] for c in benches if c[2] == "update_run"} == {experiments.ROTATION}
-    assert {(c[1], c[3]) for c in benches if c[2] == "seed"} == {
+    assert {(c[1], c[3]) for c in benches if c[2] == "issue_pattern"} == {
         (v, r) for v in ("original", "prefix1", "prefix2", "patched") for r in (1, experiments.ROTATION)}
-    # PLAN.rounds samples of each, plus the noise twin of original/seed with unchanged operands.
+    # PLAN.rounds samples of each, plus the noise twin of original/issue_pattern with unchanged operands.
     assert len(benches) == PLAN.rounds * (len(expected) * 2 + 4 + 1)
-    assert host["unchanged"]["prefix1/seed"]["host"]["n"] == PLAN.rounds
+    assert host["unchanged"]["prefix1/issue_pattern"]["host"]["n"] == PLAN.rounds
 
 
 def test_ablation_ratios_are_per_round_and_survive_drift(measured: Any) -> None:
     _, out = measured
     unchanged = out["ablation"]["host"]["unchanged"]
-    assert unchanged["original/seed"]["ratio_to_pristine"]["median"] == 1.0
+    assert unchanged["original/issue_pattern"]["ratio_to_pristine"]["median"] == 1.0
     # The drift cancels round by round: the ratios are exact, their spread zero.
-    ratio = unchanged["patched/seed"]["ratio_to_pristine"]
+    ratio = unchanged["patched/issue_pattern"]["ratio_to_pristine"]
     assert (ratio["median"], ratio["q1"], ratio["q3"]) == pytest.approx((10 / 16,) * 3, rel=1e-12)
     # Changing operands are compared with pristine under changing operands.
     changing = out["ablation"]["host"]["changing"]
@@ -133,12 +136,12 @@ def test_ablation_counts_come_back_per_config_with_its_rotation(measured: Any) -
     runner, out = measured
     (counted,) = [c for c in runner.calls if c[0] == "counts"]
     assert ("patched", "update_run", experiments.ROTATION) in counted[1]
-    assert ("original", "floor", 1) in counted[1]
+    assert ("original", "kept_gemm", 1) in counted[1]
     assert counted[2] == PLAN.count_calls
     counts = out["ablation"]["counts_per_call"]
     # The fake's rule: len(variant) + rotation per group; so the changing regime got its rotation's counts.
-    assert counts["changing"]["prefix1/seed"]["tma_encodes"] == len("prefix1") + experiments.ROTATION
-    assert counts["unchanged"]["prefix1/seed"]["tma_encodes"] == len("prefix1") + 1
+    assert counts["changing"]["prefix1/issue_pattern"]["tma_encodes"] == len("prefix1") + experiments.ROTATION
+    assert counts["unchanged"]["prefix1/issue_pattern"]["tma_encodes"] == len("prefix1") + 1
 
 
 def test_layer_host_time_drains_and_loop_time_does_not(measured: Any) -> None:
@@ -151,9 +154,9 @@ def test_layer_host_time_drains_and_loop_time_does_not(measured: Any) -> None:
     assert drained == undrained == {(v, md, m) for v, md in experiments.LAYER_CONFIGS for m in experiments.LAYER_MS}
     decode, prefill = out["layer"]["by_m"]["M=16"], out["layer"]["by_m"]["M=2048"]
     # SYNTHETIC: 4 x 16 us of host per layer against 50 us of GPU (host-bound), 1000 us at prefill (GPU-bound).
-    assert decode["original/seed"]["bound"] == "host"
-    assert prefill["original/seed"]["bound"] == "GPU"
-    assert prefill["original/seed"]["gpu_us_per_layer"]["median"] == 1000.0
+    assert decode["original/issue_pattern"]["bound"] == "host"
+    assert prefill["original/issue_pattern"]["bound"] == "GPU"
+    assert prefill["original/issue_pattern"]["gpu_us_per_layer"]["median"] == 1000.0
     assert out["layer"]["gemms"][0] == {"name": "qkv", "n": 6144, "k": 4096}
 
 
@@ -200,7 +203,18 @@ def test_without_the_ablation_build_pristine_meets_the_full_series() -> None:
             return []
 
     configs = experiments.ablation_configs(NoAblation())
-    assert configs["unchanged"][:2] == [("original", "seed"), ("patched", "seed")]
+    assert configs["unchanged"][:2] == [("original", "issue_pattern"), ("patched", "issue_pattern")]
+
+
+def test_the_variant_without_a_pr_is_timed_and_counted_with_the_prefixes() -> None:
+    class Without(FakeRunner):
+        def ablation_without(self) -> list[dict[str, Any]]:
+            return [{"variant": "without_pr1", "without": "pr1-x", "base": "original", "last": "pr2-y/0001-y.patch",
+                     "subject": "y"}]
+
+    for operands, pairs in experiments.ablation_configs(Without()).items():
+        assert ("without_pr1", "issue_pattern") in pairs, operands
+    assert ("without_pr1", "issue_pattern", 1) in experiments.ablation_count_configs(Without())
 
 
 def test_count_per_call_is_the_difference_of_two_sessions() -> None:
@@ -255,6 +269,13 @@ def test_ablation_build_has_one_variant_per_header_changing_prefix(tmp_path: Any
     assert {f"_sm90_{v}" for v, _ in expected} <= set(_build_info.MODULES)
     for e in built:
         assert e["subject"] and not e["subject"].startswith("[PATCH"), e
+    # CO_ABLATION_WITHOUT: the next PR's prefix without that folder, beside the prefix before the folder.
+    for w in _build_info.ABLATION_WITHOUT:
+        first = next(k for k, name in enumerate(_build_info.PATCHES, start=1) if name.startswith(w["without"] + "/"))
+        assert w["base"] == ([e["variant"] for e in built if e["patches"] < first] or ["original"])[-1]
+        after = [name.split("/")[0] for name in _build_info.PATCHES[first:] if not name.startswith(w["without"] + "/")]
+        assert w["last"].split("/")[0] == after[0]
+        assert f"_sm90_{w['variant']}" in _build_info.MODULES
 
 
 def test_the_report_runs_the_experiments_as_one_step(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -286,14 +307,14 @@ def test_in_the_report_the_ablation_is_the_timings_steps_rounds(monkeypatch: pyt
     ablation, timings = results["ablation"], results["timings"]
     assert ablation["measured_in"] == "the timings step's rounds" and ablation["rounds"] == ctx.plan.rounds
     unchanged = ablation["host"]["unchanged"]
-    for key in ("original/seed", "patched/seed", "original/floor", "patched/floor"):  # named, not repeated
+    for key in ("original/issue_pattern", "patched/issue_pattern", "original/kept_gemm", "patched/kept_gemm"):  # named, not repeated
         assert unchanged[key]["timings_key"] == key and "host" not in unchanged[key], key
         assert resolved(results)["ablation"]["host"]["unchanged"][key]["host"] == timings[key]["host"], key
-    assert unchanged["prefix1/seed"]["host"]["n"] == ctx.plan.rounds  # the timings step reports no prefix
+    assert unchanged["prefix1/issue_pattern"]["host"]["n"] == ctx.plan.rounds  # the timings step reports no prefix
     # The runner timed only what the timings step does not: the prefixes and the rotating operands.
     benched = {(v, m, r) for kind, v, m, r in (c for c in runner.calls if c[0] == "bench")}
-    assert ("original", "seed", 1) not in benched and ("patched", "floor", 1) not in benched
-    assert ("prefix1", "seed", 1) in benched and ("original", "seed", experiments.ROTATION) in benched
+    assert ("original", "issue_pattern", 1) not in benched and ("patched", "kept_gemm", 1) not in benched
+    assert ("prefix1", "issue_pattern", 1) in benched and ("original", "issue_pattern", experiments.ROTATION) in benched
     assert results["noise_floor"]["headline"]["n"] == ctx.plan.rounds and "layer" in results["noise_floor"]
 
 

@@ -47,9 +47,9 @@ def per_call(torch_sm90: Any, configs: list[tuple[str, str, int]]) -> dict[str, 
 def test_rotation_hands_each_call_the_next_buffer(torch_sm90: Any) -> None:
     ops = operands(torch_sm90)
     for rotation, distinct in ((1, 3), (ROT, 1 + 2 * ROT)):
-        bench(torch_sm90, ops, "original", "seed", 1, rotation)  # warm
+        bench(torch_sm90, ops, "original", "issue_pattern", 1, rotation)  # warm
         with count_calls():
-            bench(torch_sm90, ops, "original", "seed", 2 * ROT, rotation)
+            bench(torch_sm90, ops, "original", "issue_pattern", 2 * ROT, rotation)
         addresses = {e["address"] for e in co._trace.captured_encodes()}
         # B, plus one A and one D (C is D: beta = 0) per buffer in the rotation.
         assert len(addresses) == distinct, (rotation, sorted(addresses))
@@ -59,9 +59,9 @@ def test_rotation_buffers_are_allocated_once_and_freed(torch_sm90: Any) -> None:
     ops = operands(torch_sm90)
 
     def totals(rotation: int) -> tuple[int, int]:
-        bench(torch_sm90, ops, "patched", "seed", 1, rotation)
+        bench(torch_sm90, ops, "patched", "issue_pattern", 1, rotation)
         with count_calls() as c:
-            bench(torch_sm90, ops, "patched", "seed", 3, rotation)
+            bench(torch_sm90, ops, "patched", "issue_pattern", 3, rotation)
         return c.total("cudaMalloc"), c.total("cudaFree")
 
     (malloc_1, free_1), (malloc_r, free_r) = totals(1), totals(ROT)
@@ -71,9 +71,9 @@ def test_rotation_buffers_are_allocated_once_and_freed(torch_sm90: Any) -> None:
 
 
 def test_changing_operands_original_patched_and_the_caller_fix(torch_sm90: Any) -> None:
-    counts = per_call(torch_sm90, [("original", "seed", ROT), ("patched", "seed", ROT),
+    counts = per_call(torch_sm90, [("original", "issue_pattern", ROT), ("patched", "issue_pattern", ROT),
                                    ("original", "update_run", ROT), ("patched", "update_run", ROT)])
-    seed_o, seed_p = counts[f"original/seed@{ROT}"], counts[f"patched/seed@{ROT}"]
+    seed_o, seed_p = counts[f"original/issue_pattern@{ROT}"], counts[f"patched/issue_pattern@{ROT}"]
     fix_o, fix_p = counts[f"original/update_run@{ROT}"], counts[f"patched/update_run@{ROT}"]
     # Pristine: initialize() and run(args) each encode A, B, C, D; 2 smem attributes + 1 cluster attribute.
     assert (seed_o["tma_encodes"], seed_o["cudaFuncSetAttribute"]) == (8, 3)
@@ -88,11 +88,11 @@ def test_changing_operands_original_patched_and_the_caller_fix(torch_sm90: Any) 
 
 def test_modes_that_build_params_once_refuse_rotation(torch_sm90: Any) -> None:
     ops = operands(torch_sm90)
-    for mode in ("floor", "graph", "bare_launch", "bare_cluster_launch", "kernel_launch"):
+    for mode in ("kept_gemm", "graph", "bare_launch", "bare_cluster_launch", "kernel_launch"):
         with pytest.raises(ValueError, match="rotation 1"):
             bench(torch_sm90, ops, "original", mode, 1, ROT)
     with pytest.raises(ValueError, match="rotation 1"):
-        co.load("sm90", "original").bench_layer(16, int(Mode.floor), 1, 0, 0, ROT)
+        co.load("sm90", "original").bench_layer(16, int(Mode.kept_gemm), 1, 0, 0, ROT)
 
 
 def test_layer_calls_each_gemm_once_per_layer_with_its_own_descriptors(torch_sm90: Any) -> None:
@@ -105,7 +105,7 @@ def test_layer_calls_each_gemm_once_per_layer_with_its_own_descriptors(torch_sm9
                                drain_between_calls=True)
         return c
 
-    for mode, encodes_per_gemm in (("seed", 4), ("update_run", 4)):
+    for mode, encodes_per_gemm in (("issue_pattern", 4), ("update_run", 4)):
         count(mode, 1)
         fewer, more = count(mode, 4), count(mode, 8)
         assert (more.total("cudaLaunchKernelExC") - fewer.total("cudaLaunchKernelExC")) / 4 == len(gemms)
@@ -126,7 +126,7 @@ def test_in_situ_probe_sets_the_attribute_on_the_kernel_asked_for(torch_sm90: An
             assert c.total("cudaFuncSetAttribute") == 10 + 16  # 16 untimed warm-up calls, then the 10 timed
 
 
-# What each commit of the series removes from one seed call (128x4096x4096, 2x1 cluster), by its subject.
+# What each commit of the series removes from one call of the issue's pattern (128x4096x4096, 2x1 cluster), by its subject.
 # "zero": the group drops to 0 from a nonzero count; an int: the group changes by exactly that much. Every group
 # not named stays as it was. A new commit needs its line here, or the test says so.
 REMOVES: list[tuple[str, dict[str, int | str]]] = [
@@ -153,9 +153,9 @@ def test_each_prefix_removes_what_its_commit_removes(torch_sm90: Any) -> None:
     if not steps:
         pytest.skip("this build has no ablation variants (build with CO_BUILD_ABLATION=ON)")
     names = ["original"] + [str(s["variant"]) for s in steps]
-    counts = per_call(torch_sm90, [(v, "seed", 1) for v in names])
+    counts = per_call(torch_sm90, [(v, "issue_pattern", 1) for v in names])
     for before, step in zip(names, steps):
-        was, now = counts[f"{before}/seed@1"], counts[f"{step['variant']}/seed@1"]
+        was, now = counts[f"{before}/issue_pattern@1"], counts[f"{step['variant']}/issue_pattern@1"]
         removes = expected_removal(str(step["subject"]))
         for group in experiments.COUNTED_APIS:
             change = removes.get(group, 0)

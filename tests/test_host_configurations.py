@@ -85,6 +85,26 @@ def test_the_qnx_case_fails_on_a_header_that_names_a_cudatypedefs_type(patched_h
     assert "PFN_cuCtxGetId_v12000" in compile_errors(broken, extra, shadowed_typedefs(tmp_path), tmp_path / "without.o")
 
 
+def test_the_attribute_switch_defined_after_a_cutlass_header_stops_the_build(patched_headers: Path,
+                                                                             tmp_path: Path) -> None:
+    """cuda_host_adapter.hpp declares cuCtxGetId only for CUTLASS_ENABLE_KERNEL_ATTRIBUTES_ONCE: a switch defined
+    after it would skip nothing, silently, so the record's header refuses it; defined first, it compiles."""
+    late = tmp_path / "late.cu"
+    late.write_text('#include "cutlass/cuda_host_adapter.hpp"\n#define CUTLASS_ENABLE_KERNEL_ATTRIBUTES_ONCE 1\n'
+                    '#include "cutlass/detail/kernel_attribute_once.hpp"\nint main() { return 0; }\n')
+    early = tmp_path / "early.cu"
+    early.write_text("#define CUTLASS_ENABLE_KERNEL_ATTRIBUTES_ONCE 1\n" + late.read_text().replace(
+        "#define CUTLASS_ENABLE_KERNEL_ATTRIBUTES_ONCE 1\n", ""))
+
+    def errors(source: Path) -> str:
+        done = subprocess.run(["nvcc", "-std=c++17", "-c", "-I", str(patched_headers / "include"), str(source),
+                               "-o", str(tmp_path / "out.o")], capture_output=True, text=True)
+        return "" if done.returncode == 0 else done.stderr + done.stdout
+
+    assert "Define CUTLASS_ENABLE_KERNEL_ATTRIBUTES_ONCE before any CUTLASS header" in errors(late)
+    assert errors(early) == ""
+
+
 # ---- The CUDA 12.x branches, against CUDA 12.8's headers -----------------------------------------------------
 # No CUDA 12 nvcc exists here, so the branches the series takes with CUDA 12 (cudaGetDriverEntryPoint without a
 # version, the unversioned PFN_ names of cudaTypedefs.h) are compiled host-only by g++ against the headers of the

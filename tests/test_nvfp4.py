@@ -1,4 +1,4 @@
-"""The seed's NVFP4 GEMM itself: runs only on Blackwell / Thor, so it skips elsewhere with the reason."""
+"""The issue's NVFP4 GEMM itself: runs only on Blackwell / Thor, so it skips elsewhere with the reason."""
 
 from __future__ import annotations
 

@@ -104,7 +104,7 @@ def counts_per_timed_call(torch: Any, mode: str) -> Callable[..., float]:
 
 
 def test_overhead_floor_calls_only_the_launch_and_its_attribute(torch_sm90: Any) -> None:
-    per_call = counts_per_timed_call(torch_sm90, "floor")
+    per_call = counts_per_timed_call(torch_sm90, "kept_gemm")
     assert per_call("cudaLaunchKernelExC", phase=Phase.run) == 1
     # CUTLASS's run(stream) sets NonPortableClusterSizeAllowed before every cluster launch; nothing else.
     assert per_call("cudaFuncSetAttribute", phase=Phase.run) == 1

@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("matplotlib", reason="the plots need matplotlib (in the test and report extras)")
 
 from cutlass_overhead import plots  # noqa: E402
+from cutlass_overhead.results import SCHEMA  # noqa: E402
 from cutlass_overhead.timing import SWEEP_CONFIGS  # noqa: E402
 
 from fakes import PHASES, SYNTHETIC_STAMP  # noqa: E402
@@ -64,7 +65,7 @@ def legend_texts(fig: Any) -> set[str]:
 
 
 def synthetic_timeline() -> list[dict[str, Any]]:
-    """Three seed calls: the first holds a long gap and a slow launch (one-time costs), the next two do not.
+    """Three calls of the issue's pattern: the first holds a long gap and a slow launch (one-time costs), the next two do not.
     Each call's launch returns at 800, 817 and 839 us. SYNTHETIC."""
     def call(t: float, launch_end: float) -> list[dict[str, Any]]:
         return [{"kind": "runtime", "name": "cudaGetDriverEntryPoint", "start_us": t, "end_us": t + 2.0, "thread": 1},
@@ -102,20 +103,20 @@ def synthetic_results() -> dict[str, Any]:
     single = [{"kind": "runtime", "name": "cudaLaunchKernelExC", "start_us": 5.0, "end_us": 7.0, "thread": 1},
               {"kind": "kernel", "name": "synthetic_kernel", "start_us": 8.0, "end_us": 20.0, "thread": 0}]
     return {
-        "schema": 2,
+        "schema": SCHEMA,
         "stamp": dict(SYNTHETIC_STAMP),
         "kernel": "sm90", "nvfp4_status": "synthetic", "shape": {"m": 128, "n": 4096, "k": 4096},
         "params_bytes": 1024, "kernel_us": 20.0,
-        "counts": {"original/seed": counts, "patched/seed": counts},
-        "timings": {"original/seed": timing, "patched/seed": {**timing, "host_us": 20.0},
-                    "original/floor": {**timing, "host_us": 3.0, "phase_us": {"run": 3.0}}},
+        "counts": {"original/issue_pattern": counts, "patched/issue_pattern": counts},
+        "timings": {"original/issue_pattern": timing, "patched/issue_pattern": {**timing, "host_us": 20.0},
+                    "original/kept_gemm": {**timing, "host_us": 3.0, "phase_us": {"run": 3.0}}},
         "torch_matmul": {"host_us": 10.0, "loop_us": 20.0, "gpu_us": 20.0, "iterations": 10},
         "unit_costs_ns": {"cudaGetDriverEntryPoint": 1000.0}, "encode_costs": [],
-        "attribution": {"original/seed": [attribution_row], "patched/seed": [attribution_row]},
+        "attribution": {"original/issue_pattern": [attribution_row], "patched/issue_pattern": [attribution_row]},
         "sweep": sweep,
         "timeline": [{"variant": "original", "calls": 3, "records": records},
                      {"variant": "patched", "calls": 1, "records": single}],
-        "candidates_625": [], "targets": {"patched_vs_floor": 2.0, "run_stream_vs_bare_launch": 2.0},
+        "candidates": [], "targets": {"patched_vs_kept_gemm": 2.0, "run_stream_vs_bare_launch": 2.0},
     }
 
 
@@ -127,7 +128,7 @@ def test_counts_plot_shows_the_counts_per_phase_and_group() -> None:
     assert bar_tops(left) == pytest.approx([10.0, 10.0])
     assert bar_tops(right) == pytest.approx([10.0, 10.0])
     assert [t.get_text() for t in left.texts] == ["10", "10"]  # the total written on each bar
-    assert [t.get_text() for t in left.get_xticklabels()] == ["original/seed", "patched/seed"]
+    assert [t.get_text() for t in left.get_xticklabels()] == ["original/issue_pattern", "patched/issue_pattern"]
     assert {t.get_text() for t in left.get_legend().get_texts()} == {"initialize", "run"}
     assert {t.get_text() for t in right.get_legend().get_texts()} == {
         "entry-point lookups", "TMA descriptor encodes", "kernel launches"}
@@ -139,12 +140,12 @@ def test_host_time_plot_stacks_the_phases_to_the_host_time() -> None:
     fig = plots.figure("host_time.png", results)
     ax = fig.axes[0]
     rows = [t.get_text() for t in ax.get_yticklabels()]
-    assert rows == ["original/seed", "patched/seed", "original/floor", "torch.matmul (Python-timed)"]
+    assert rows == ["original/issue_pattern", "patched/issue_pattern", "original/kept_gemm", "torch.matmul (Python-timed)"]
     ends = {}
     for patch in ax.patches:
         y = round(patch.get_y() + patch.get_height() / 2)
         ends[y] = max(ends.get(y, 0.0), patch.get_x() + patch.get_width())
-    # original/seed: the phases (0+1+...+7 = 28 us) and the rest, up to its host time of 40 us; patched/seed's
+    # original/issue_pattern: the phases (0+1+...+7 = 28 us) and the rest, up to its host time of 40 us; patched/issue_pattern's
     # phases (28 us) exceed its host time (20 us), and the bar shows the phases rather than cutting them.
     assert [ends[y] for y in range(4)] == pytest.approx([40.0, 28.0, 3.0, 10.0])
     legend = {t.get_text() for t in ax.get_legend().get_texts()}
@@ -162,7 +163,7 @@ def test_sweep_plot_has_one_panel_per_config_with_its_numbers() -> None:
     assert lines["kernel (CUPTI)"] == (pytest.approx(kernel), pytest.approx(kernel))
     assert lines["host per call"] == (pytest.approx(kernel), pytest.approx([30.0, 30.0]))
     assert lines["loop per iteration"] == (pytest.approx(kernel), pytest.approx([35.0, 35.0]))
-    assert first.get_title() == "original/seed, no sync"
+    assert first.get_title() == "original/issue_pattern, no sync"
     assert [t.get_text() for t in shown[-1].get_xticklabels()] == ["128×1024×1024\n10.2 us", "128×4096×4096\n41 us"]
 
 
@@ -193,8 +194,8 @@ def test_timeline_plot_shows_the_steady_state_calls_in_their_lanes() -> None:
     results = synthetic_results()
     fig = plots.figure("timeline.png", results)
     original, patched = panels(fig)[:2]
-    assert original.get_title() == "original: seed calls 2–3 of 3 (steady state; the first call is left out)"
-    assert patched.get_title() == "patched: 1 seed call, the whole recording (calls not told apart)"
+    assert original.get_title() == "original: calls 2–3 of 3 (steady state; the first call is left out)"
+    assert patched.get_title() == "patched: 1 call, the whole recording (calls not told apart)"
 
     def spans(ax: Any) -> int:
         return sum(len(c.get_paths()) for c in ax.collections)
@@ -237,11 +238,11 @@ def test_call_ends_take_the_outer_launch_and_give_up_on_a_mismatch() -> None:
 
 def test_attribution_plot_is_one_horizontal_bar_per_variant() -> None:
     results = synthetic_results()
-    results["attribution"]["direct/seed"] = results["attribution"]["original/seed"]  # not timed: phases' sum
+    results["attribution"]["direct/issue_pattern"] = results["attribution"]["original/issue_pattern"]  # not timed: phases' sum
     fig = plots.figure("attribution.png", results)
     ax = panels(fig)[0]
     assert len(panels(fig)) == 1  # every variant in one axes
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["original/seed", "patched/seed", "direct/seed"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["original/issue_pattern", "patched/issue_pattern", "direct/issue_pattern"]
     rows: dict[int, list[Any]] = {}
     for patch in ax.patches:
         assert patch.get_height() == pytest.approx(0.6)  # horizontal bars: a fixed height, lengths along x
@@ -251,7 +252,7 @@ def test_attribution_plot_is_one_horizontal_bar_per_variant() -> None:
     assert sorted(p.get_width() for p in rows[0]) == pytest.approx([3.0, 3.0, 34.0])
     assert sorted(p.get_width() for p in rows[1]) == pytest.approx([3.0, 3.0, 14.0])
     assert [max(p.get_x() + p.get_width() for p in rows[y]) for y in (0, 1)] == pytest.approx([40.0, 20.0])
-    # direct/seed has no timing: its total is the measured phases' 5 us, below the 6 us priced, so no rest
+    # direct/issue_pattern has no timing: its total is the measured phases' 5 us, below the 6 us priced, so no rest
     # segment but a mark at 5 us.
     assert sorted(p.get_width() for p in rows[2]) == pytest.approx([3.0, 3.0])
     assert [list(line.get_xdata()) for line in ax.get_lines()] == [[5.0, 5.0]]
@@ -293,7 +294,7 @@ def test_plots_cli_reads_results_json(tmp_path: Path) -> None:
 
 
 def test_missing_sections_say_so_instead_of_plotting() -> None:
-    sparse = {"schema": 2, "stamp": {"gpu": "SYNTHETIC GPU"}, "kernel": "sm90", "torch_matmul": None,
+    sparse = {"schema": SCHEMA, "stamp": {"gpu": "SYNTHETIC GPU"}, "kernel": "sm90", "torch_matmul": None,
               "counts": {}, "timings": {}, "sweep": [], "timeline": [], "attribution": {}}
     what = {"counts_by_phase.png": "no call counts", "host_time.png": "no timings", "sweep.png": "no size sweep",
             "timeline.png": "no timeline", "attribution.png": "no attribution"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,14 +38,54 @@ def test_check_names_a_stale_part(tmp_path: Path) -> None:
     assert done.returncode == 1 and "steps" in done.stderr
 
 
-def test_a_suite_summary_in_words_keeps_every_count_and_leaves_a_failure_as_the_log_says_it() -> None:
+def _fill() -> Any:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("fill_pr_results", FILL)
     fill = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = fill
     spec.loader.exec_module(fill)
+    return fill
+
+
+def test_a_suite_summary_in_words_keeps_every_count_and_leaves_a_failure_as_the_log_says_it() -> None:
+    fill = _fill()
     assert fill.summary("rc 0; [  PASSED  ] 4 tests. [  SKIPPED ] 2 tests.") == "4 passed, 2 skipped"
     assert fill.summary("rc 0; [  PASSED  ] 1 test.") == "1 passed"
     failed = "rc 1; [  PASSED  ] 3 tests. [  FAILED  ] 1 tests."
     assert fill.summary(failed) == failed
+
+
+def _spread(median: float) -> dict[str, float]:
+    return {"median": median, "q1": median - 0.1, "q3": median + 0.1}
+
+
+@pytest.mark.parametrize(("base", "alone", "said"), [(15.0, 13.0, "2.00 µs off a call"),
+                                                     (15.0, 16.5, "1.50 µs added to a call"),
+                                                     (15.0, 15.1, "within the run's spread")])
+def test_a_pr_without_the_pr_before_it_is_set_beside_the_build_before_it(base: float, alone: float, said: str) -> None:
+    # SYNTHETIC: the ablation's variant without pr3 (CO_ABLATION_WITHOUT), its base prefix4, and their counts.
+    fill = _fill()
+    results = {"ablation": {
+        "without": [{"variant": "without_pr3", "without": "pr3-x", "base": "prefix4", "last": "pr4-y/0001-y.patch"}],
+        "host": {"unchanged": {"prefix4/issue_pattern": {"host": _spread(base)}, "without_pr3/issue_pattern": {"host": _spread(alone)}}},
+        "counts_per_call": {"unchanged": {"prefix4/issue_pattern": {"func_attribute": 2.0, "entry_point": 4.0},
+                                          "without_pr3/issue_pattern": {"func_attribute": 0.0, "entry_point": 5.0}}}}}
+    text = fill.part_without("pr4-y", results)
+    assert said in text and "`pr3-x`" in text
+    assert "func attribute 2 -> 0, entry point 4 -> 5" in text
+    assert "Not measured" in fill.part_without("pr5-z", results)
+
+
+def test_a_log_of_other_diff_hashes_is_marked_as_an_earlier_revision(tmp_path: Path) -> None:
+    fill = _fill()
+    folder = "pr2-tma-fixup-order"
+    (patch,) = sorted((fill.PATCH / folder).glob("*.patch"))
+    name, digest = f"{folder}/{patch.name}", fill.VOCABULARY.diff_sha256_prefix(patch)
+    current, older = tmp_path / "current.log", tmp_path / "older.log"
+    current.write_text(f"# series: patch/{folder} (1 patches)\n#   {name}: {digest}\n")
+    older.write_text(f"# series: patch/{folder} (1 patches)\n#   {name}: {'0' * 12}\n")
+    assert fill.earlier_revision([current], [folder]) == ""
+    assert "earlier revision" in fill.earlier_revision([older], [folder])
+    assert "earlier revision" in fill.earlier_revision([current, older], [folder])
+    assert "earlier revision" in fill.earlier_revision([older, current], [folder])  # a current log vouches for no other

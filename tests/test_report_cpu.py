@@ -83,24 +83,24 @@ def test_pipeline_on_a_fake_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[st
     results = measured_fake()
     assert results["errors"] == []
     for key in ("counts", "timings", "unit_costs_ns", "encode_costs", "attribution", "sweep",
-                "tracing_cost", "timeline", "candidates_625", "targets", "torch_matmul", "kernel_search",
+                "tracing_cost", "timeline", "candidates", "targets", "torch_matmul", "kernel_search",
                 "issue_shape_ratios"):
         assert results[key], key
-    assert set(results["counts"]) == {"original/seed", "patched/seed", "O0/seed", "original/initialize_run",
-                                      "original/floor"}
-    assert "direct/seed" not in results["timings"]
+    assert set(results["counts"]) == {"original/issue_pattern", "patched/issue_pattern", "O0/issue_pattern", "original/initialize_run",
+                                      "original/kept_gemm"}
+    assert "direct/issue_pattern" not in results["timings"]
     # The harness's fixed calls cancel in the 2N - N difference.
-    assert "outside" not in results["counts"]["original/seed"]["per_call"]
-    assert results["counts"]["original/seed"]["per_call"]["initialize"]["cudaGetDriverEntryPoint"] == 3
-    assert results["timings"]["patched/seed"]["speedup_vs_original_seed"]["median"] == pytest.approx(4.0)
-    assert results["timings"]["O0/seed"]["host_us"] / results["timings"]["original/seed"]["host_us"] == \
+    assert "outside" not in results["counts"]["original/issue_pattern"]["per_call"]
+    assert results["counts"]["original/issue_pattern"]["per_call"]["initialize"]["cudaGetDriverEntryPoint"] == 3
+    assert results["timings"]["patched/issue_pattern"]["speedup_vs_original_seed"]["median"] == pytest.approx(4.0)
+    assert results["timings"]["O0/issue_pattern"]["host_us"] / results["timings"]["original/issue_pattern"]["host_us"] == \
         pytest.approx(10.0)
 
     path = present.write_json(results, tmp_path)
     assert present.write_plots(path, tmp_path)
     assert_pngs(tmp_path)
     present.print_report(json.loads(path.read_text()))
-    assert "Attribution original/seed" in capsys.readouterr().out
+    assert "Attribution original/issue_pattern" in capsys.readouterr().out
 
 
 def test_the_report_takes_clean_times_and_leaves_cupti_to_the_child() -> None:
@@ -125,12 +125,13 @@ def test_the_child_times_its_residue_baseline_before_it_first_uses_cupti() -> No
     backend = ctx.backend
     assert isinstance(backend, FirstCuptiUse) and backend.first_use is not None
     before = {(variant, mode) for variant, mode, n, _ in ctx.headline.log[:backend.first_use] if n == ctx.plan.calls}
-    assert before == {("original", "seed")}
+    assert before == {("original", "issue_pattern")}
     cost = out["tracing_cost"]
     # Only traced times: the untraced ones are the parent's timings (one value per quantity).
     assert "off_host_us" not in cost and cost["on_host"]["n"] == ctx.plan.rounds
     assert cost["residue_check"]["before_any_cupti_host_us"] == pytest.approx(FAKE_HOST_NS["original"] / 1e3)
-    assert set(cost["residue_check"]) == {"before_any_cupti_host_us", "after_all_cupti_host_us", "ratio"}
+    assert set(cost["residue_check"]) == {"before_any_cupti_host_us", "before_any_cupti_host", "after_all_cupti_host_us",
+                                          "ratio"}
     assert [s["k"] for s in out["sweep_kernel_us"]] == [HEADLINE.k]
     assert out["encodes"] and set(out["timelines"]) == {"original", "patched", "O0"}
     json.dumps(out, allow_nan=False)
@@ -144,7 +145,7 @@ def test_a_failed_child_is_recorded_and_the_clean_times_kept(tmp_path: Path) -> 
     results = measured_fake(failing_child)
     failed = [e for e in results["errors"] if e["step"] == child.CHILD_STEP]
     assert len(failed) == 1 and "boom" in failed[0]["error"] and "boom" in failed[0]["stderr_tail"]
-    assert results["timings"]["original/seed"] and results["unit_costs_ns"] and results["targets"]
+    assert results["timings"]["original/issue_pattern"] and results["unit_costs_ns"] and results["targets"]
     assert "counts" not in results and results.get("tracing_cost") is None and results["sweep"] == []
     path = present.write_json(results, tmp_path)
     present.print_report(json.loads(path.read_text()))
@@ -157,7 +158,7 @@ def test_main_writes_the_json_and_exits_1_when_the_child_fails(tmp_path: Path,
     assert report.main(["--quick", "--out", str(tmp_path)]) == 1
     written = json.loads((tmp_path / "results.json").read_text())
     assert child.CHILD_STEP in [e["step"] for e in written["errors"]]
-    assert written["timings"]["original/seed"]["host_us"] == pytest.approx(FAKE_HOST_NS["original"] / 1e3)
+    assert written["timings"]["original/issue_pattern"]["host_us"] == pytest.approx(FAKE_HOST_NS["original"] / 1e3)
 
 
 def test_the_child_errors_come_back_under_their_step() -> None:
@@ -179,7 +180,7 @@ def test_the_child_process_without_gpu_fails_with_its_stderr_tail() -> None:
 
 
 def test_attribution_uses_the_timeline_for_nesting() -> None:
-    rows = {r["phase"]: r for r in measured_fake()["attribution"]["original/seed"]}
+    rows = {r["phase"]: r for r in measured_fake()["attribution"]["original/issue_pattern"]}
     init = rows["initialize"]
     priced = {t["api"]: t["count"] for t in init["terms"]}
     nested = {n["api"]: n["count"] for n in init["nested"]}
@@ -236,7 +237,7 @@ def test_models_and_steps() -> None:
 
 SCHEMA_KEYS = {"schema", "stamp", "kernel", "nvfp4_status", "shape", "params_bytes", "counts", "timings",
                "torch_matmul", "unit_costs_ns", "encode_costs", "attribution", "sweep", "tracing_cost",
-               "timeline", "candidates_625", "targets"}
+               "timeline", "candidates", "targets"}
 STAMP_KEYS = {"gpu", "compute_capability", "driver_version", "cuda_runtime", "cuda_driver_api", "nvcc",
               "cutlass_version", "cutlass_origin", "patch_series", "patches", "patch_sha256_prefixes", "build_type",
               "git_commit", "git_dirty", "host_cpu", "python", "torch", "timestamp_utc", "quick", "command"}
@@ -245,10 +246,10 @@ STAMP_KEYS = {"gpu", "compute_capability", "driver_version", "cuda_runtime", "cu
 def test_results_follow_the_schema() -> None:
     results = measured_fake()
     assert SCHEMA_KEYS <= set(results)
-    assert {"calls", "per_call", "totals"} <= set(results["counts"]["original/seed"])
-    assert {"host_us", "loop_us", "gpu_us", "phase_us", "iterations"} <= set(results["timings"]["original/seed"])
+    assert {"calls", "per_call", "totals"} <= set(results["counts"]["original/issue_pattern"])
+    assert {"host_us", "loop_us", "gpu_us", "phase_us", "iterations"} <= set(results["timings"]["original/issue_pattern"])
     assert {"phase", "measured_us", "explained_us", "remainder_us", "terms", "nested"} <= \
-        set(results["attribution"]["original/seed"][0])
+        set(results["attribution"]["original/issue_pattern"][0])
     assert {"m", "n", "k", "kernel_us", "variant", "mode", "sync_each_call", "host_us", "loop_us", "model_us"} <= \
         set(results["sweep"][0])
     assert {"on_host_us", "on_host", "factor"} <= set(results["tracing_cost"])
@@ -256,7 +257,7 @@ def test_results_follow_the_schema() -> None:
     assert {"kind", "name", "start_us", "end_us"} <= set(results["timeline"][0]["records"][0])
     assert results["timeline"][0]["records"][0]["start_us"] == 0
     assert set(results["targets"]) == set(analysis.TARGET_RATIOS)
-    assert {"median", "q1", "q3", "n"} == set(results["targets"]["patched_vs_floor"])
+    assert {"median", "q1", "q3", "n"} == set(results["targets"]["patched_vs_kept_gemm"])
     json.dumps(present.jsonable(results), allow_nan=False)
 
 
@@ -265,8 +266,8 @@ def test_a_quantity_is_stored_once_and_named_where_it_is_needed_again() -> None:
     assert results["schema"] == SCHEMA and "o0_vs_o3" not in results
     headline = [r for r in results["sweep"] if (r["m"], r["n"], r["k"]) == (HEADLINE.m, HEADLINE.n, HEADLINE.k)]
     assert headline and all("host_us" not in r and "loop_us" not in r for r in headline)
-    assert {r["timings_key"] for r in headline} == {"original/seed", "patched/seed", "original/floor",
-                                               "original/seed/sync_each_call"}
+    assert {r["timings_key"] for r in headline} == {"original/issue_pattern", "patched/issue_pattern", "original/kept_gemm",
+                                               "original/issue_pattern/sync_each_call"}
     assert all("kernel_us" not in r for r in headline)  # the headline's kernel time is the top-level one, measured once
     chosen = results["kernel_search"]["chosen"]  # the issue-like shape's is the kernel search's
     issue_like = [r for r in resolved(results)["sweep"] if all(r[x] == chosen[x] for x in "mnk")]
@@ -274,9 +275,9 @@ def test_a_quantity_is_stored_once_and_named_where_it_is_needed_again() -> None:
     assert not [r for r in results["sweep"] if all(r[x] == chosen[x] for x in "mnk") and "kernel_us" in r]
     assert resolve(results["timings"], headline[0], "host_us") == \
         results["timings"][headline[0]["timings_key"]]["host_us"]
-    candidates = [r for r in results["candidates_625"] if "from" in r]
+    candidates = [r for r in results["candidates"] if "from" in r]
     assert candidates and all("host_us" not in r and "factor_vs_original_o3" not in r for r in candidates)
-    assert value_at(results, candidates[0]["from"]) == results["timings"]["original/seed"]["host_us"]
+    assert value_at(results, candidates[0]["from"]) == results["timings"]["original/issue_pattern"]["host_us"]
     profiler = next(r for r in candidates if r["from"][0] == "tracing_cost")
     assert value_at(results, profiler["from"]) == results["tracing_cost"]["on_host_us"]
 
@@ -289,8 +290,8 @@ def test_an_issue_like_shape_that_is_the_headline_is_read_from_the_timings(monke
                                                                    "chosen": chosen})
     results = measured_fake()
     assert results["errors"] == []
-    synced = next(r for r in results["candidates_625"] if "issue-like shape" in r["cause"])
-    assert synced["from"] == ["timings", "original/seed/sync_each_call", "host_us"]
+    synced = next(r for r in results["candidates"] if "issue-like shape" in r["cause"])
+    assert synced["from"] == ["timings", "original/issue_pattern/sync_each_call", "host_us"]
     view = resolved(results)
     assert [r["loop_over_kernel"] for r in view["issue_shape_ratios"]] == [
         r["loop_us"] / r["kernel_us"] for r in view["issue_shape_ratios"]]
@@ -373,6 +374,6 @@ def test_the_series_at_O0_is_timed_beside_pristine_at_O0_in_the_same_rounds() ->
     from fakes import measured_fake
 
     timings = measured_fake()["timings"]
-    series = timings["O0_patched/seed"]
-    assert series["host"]["n"] == timings["O0/seed"]["host"]["n"]
+    series = timings["O0_patched/issue_pattern"]
+    assert series["host"]["n"] == timings["O0/issue_pattern"]["host"]["n"]
     assert series["speedup_vs_O0_seed"]["median"] == pytest.approx(400 / 250)

@@ -58,9 +58,9 @@ def test_report_runs_end_to_end_without_torch(torch_sm90: Any, tmp_path: Path,
     assert "torch_matmul" not in results and results["stamp"]["torch"] is None
     assert results["stamp"]["compute_capability"] == "9.0"
     assert "a separate process" in results["processes"]["cupti_child"]
-    counts = results["counts"]["original/seed"]["per_call"]
+    counts = results["counts"]["original/issue_pattern"]["per_call"]
     assert counts["initialize"]["cuTensorMapEncodeTiled"] == 4 and counts["run"]["cuTensorMapEncodeTiled"] == 4
-    assert results["counts"]["patched/seed"]["per_call"]["run"].get("cuTensorMapEncodeTiled", 0) == 0
+    assert results["counts"]["patched/issue_pattern"]["per_call"]["run"].get("cuTensorMapEncodeTiled", 0) == 0
     for png in ("counts_by_phase.png", "host_time.png", "sweep.png", "timeline.png", "attribution.png"):
         assert (tmp_path / png).exists(), png
 
@@ -82,8 +82,8 @@ def test_device_workload_and_cupti_backend(torch_sm90: Any) -> None:
     assert backend.phase_names() == [p.name for p in Phase]
     assert backend.unit_cost_ns("cudaGetDevice", 16) > 0
     assert backend.encode_cost_ns(encodes[0], 16) > 0
-    floor = w.bench("original", "floor", 4, 1)
-    assert floor["iterations"] == 4 and set(floor["phase_ns_per_call"]) == {p.name for p in Phase}
+    kept = w.bench("original", "kept_gemm", 4, 1)
+    assert kept["iterations"] == 4 and set(kept["phase_ns_per_call"]) == {p.name for p in Phase}
     assert w.params_bytes("original") > 0
 
 

@@ -36,4 +36,4 @@ def test_enums_are_the_cpp_names_in_the_cpp_order() -> None:
     assert [(p.name, int(p)) for p in Phase][:2] == [("outside", 0), ("args", 1)]
     assert [int(p) for p in Phase] == list(range(len(Phase)))
     assert [int(m) for m in Mode] == list(range(len(Mode)))
-    assert Mode["seed"] == 0 and "bare_launch" in Mode.__members__
+    assert Mode["issue_pattern"] == 0 and "bare_launch" in Mode.__members__

@@ -22,18 +22,18 @@ def derive(results: dict[str, Any]) -> dict[str, Any]:
         d["calls"][key] = {"total": V.calls_by_group(entry.get("totals") or {}, domains)}
         for phase, per_api in (entry.get("per_call") or {}).items():
             d["calls"][key][phase] = V.calls_by_group(per_api, domains)
-    for row in results.get("candidates_625") or []:
+    for row in results.get("candidates") or []:
         if "reported_loop_us" in row:
             implied = list((row.get("implied_host_us") or {}).values())
-            base = (results.get("timings") or {}).get("original/seed", {}).get("host_us")
+            base = (results.get("timings") or {}).get("original/issue_pattern", {}).get("host_us")
             factors = [host / base for host in implied] if base else []  # the issue's implied host time over ours
             d["issue"] = {"kernel_us": row["reported_kernel_us"], "loop_us": row["reported_loop_us"],
                           "implied_host_max_us": max(implied, default=None),
                           "implied_host_min_us": min(implied, default=None),
                           "factor_min": min(factors, default=None)}
     timings = results.get("timings") or {}
-    if "O0/seed" in timings and "original/seed" in timings:  # -O0 against -O3 host code, the same source
-        o3, o0 = timings["original/seed"]["host_us"], timings["O0/seed"]["host_us"]
+    if "O0/issue_pattern" in timings and "original/issue_pattern" in timings:  # -O0 against -O3 host code, the same source
+        o3, o0 = timings["original/issue_pattern"]["host_us"], timings["O0/issue_pattern"]["host_us"]
         d["o0"] = {"o3_host_us": o3, "o0_host_us": o0, "factor": o0 / o3}
     # Each variant's kernel duration in the CUPTI timelines (median of the calls recorded).
     d["timeline_kernel_us"] = {}
@@ -53,11 +53,11 @@ def derive(results: dict[str, Any]) -> dict[str, Any]:
                         "max_ns": max(encodes)}
     d["price_ns"] = {api: p["ns"] for api, p in (results.get("attribution_prices") or {}).items()}
     # The unit price of the API each group is counted by in the original pattern (runtime APIs first).
-    seed = (results.get("counts") or {}).get("original/seed") or {}
-    seed_domains = seed.get("domains") or {}
+    pattern = (results.get("counts") or {}).get("original/issue_pattern") or {}
+    pattern_domains = pattern.get("domains") or {}
     d["unit_for"] = {}
-    for api in sorted(seed.get("totals") or {}, key=lambda a: seed_domains.get(a) != "runtime"):
-        slug = group_of(api, seed_domains.get(api))
+    for api in sorted(pattern.get("totals") or {}, key=lambda a: pattern_domains.get(a) != "runtime"):
+        slug = group_of(api, pattern_domains.get(api))
         if slug not in d["unit_for"] and api in d["price_ns"]:
             d["unit_for"][slug] = d["price_ns"][api]
     d["attribution"] = {}
@@ -78,15 +78,15 @@ def derive(results: dict[str, Any]) -> dict[str, Any]:
                                                          if r["phase"] in ("initialize", "run"))}
     # The bound: what the calls the issue blames (and the attribute calls beside them) cost per call here,
     # and how much slower each would have to be on the issue's machine to make its implied host time.
-    seed_attr = d["attribution"].get("original/seed")
+    pattern_attr = d["attribution"].get("original/issue_pattern")
     issue = d.get("issue")
-    if seed_attr and issue and seed_attr["blamed_us"]:
-        d["bound"] = {"descriptors_us": seed_attr["descriptors_us"], "blamed_us": seed_attr["blamed_us"],
-                      "func_attributes_us": seed_attr["by_group_us"]["func_attributes"],
-                      "slowdown_min": issue["implied_host_min_us"] / seed_attr["blamed_us"],
-                      "descriptors_per_call": d["calls"]["original/seed"]["total"]["encodes"],
-                      "per_descriptor_ns": 1e3 * seed_attr["descriptors_us"]
-                      / max(d["calls"]["original/seed"]["total"]["encodes"], 1.0)}
+    if pattern_attr and issue and pattern_attr["blamed_us"]:
+        d["bound"] = {"descriptors_us": pattern_attr["descriptors_us"], "blamed_us": pattern_attr["blamed_us"],
+                      "func_attributes_us": pattern_attr["by_group_us"]["func_attributes"],
+                      "slowdown_min": issue["implied_host_min_us"] / pattern_attr["blamed_us"],
+                      "descriptors_per_call": d["calls"]["original/issue_pattern"]["total"]["encodes"],
+                      "per_descriptor_ns": 1e3 * pattern_attr["descriptors_us"]
+                      / max(d["calls"]["original/issue_pattern"]["total"]["encodes"], 1.0)}
     d["ablation_steps"] = ablation_steps(results)
     d["ablation_variant"] = ablation_variant_by_patch(results)
     d["targets"] = TARGETS
@@ -102,8 +102,8 @@ def ablation_steps(results: dict[str, Any]) -> dict[str, dict[str, float]]:
         order.append("patched")
     out: dict[str, dict[str, float]] = {}
     for mode, by_key in (ab.get("host") or {}).items():
-        ratios = [(name, by_key[f"{name}/seed"]["ratio_to_pristine"]["median"]) for name in order
-                  if f"{name}/seed" in by_key]
+        ratios = [(name, by_key[f"{name}/issue_pattern"]["ratio_to_pristine"]["median"]) for name in order
+                  if f"{name}/issue_pattern" in by_key]
         steps = {name: 100.0 * (r - prev) for (_, prev), (name, r) in zip(ratios, ratios[1:])}
         # Also under the number of the build's last patch ("0005"), so pages name commits, not prefixes.
         steps.update({patch: steps[name] for patch, name in ablation_variant_by_patch(results).items()

@@ -14,7 +14,7 @@ from .markdown import md_table
 
 # The report's build names for the ablation, in series order, and the caller-side fixes after them.
 PRISTINE, PATCHED = "original", "patched"
-CALLER_FIXES = {"floor": "`Gemm` kept, `run(stream)` only", "update_run": "`Gemm` kept, `update(args)` + `run(stream)`"}
+CALLER_FIXES = {"kept_gemm": "`Gemm` kept, `run(stream)` only", "update_run": "`Gemm` kept, `update(args)` + `run(stream)`"}
 COUNT_COLUMNS = (("entry_point_lookups", "lookups"), ("driver_version_queries", "version queries"),
                  ("tma_encodes", "encodes"), ("cudaFuncSetAttribute", "attribute calls"), ("cudaMalloc", "`cudaMalloc`"))
 
@@ -90,11 +90,14 @@ class ExperimentTables:
                          *(cell_count(c.get(k)) if c else "–" for k, _ in COUNT_COLUMNS)])
 
         for name, added in builds(self.results):
-            key = f"{name}/seed"
+            key = f"{name}/issue_pattern"
             if key in unchanged or key in changing:
                 step = steps.get(name)
                 add(build_label(name, added, str(self.results["stamp"].get("patch_series"))), key,
                     "–" if step is None else f"{step:+.0f}".replace("-", "−"))
+        for w in ab.get("without") or []:  # a PR without the PR before it (CO_ABLATION_WITHOUT)
+            add(f"through `{patch_prefix(str(w['last']))}`, without `{w['without']}`<br><small>`{w['variant']}`</small>",
+                f"{w['variant']}/issue_pattern", "–")
         for fix, what in CALLER_FIXES.items():
             for name in (PRISTINE, PATCHED):
                 key = f"{name}/{fix}"

@@ -3,12 +3,12 @@
 Pages are Jinja2 (mkdocs-macros-plugin). They see, for each committed run in loading.RUNS, its results.json as a
 variable (`r`, `r435`) and the arithmetic the pages quote on it (`d`, `d435`, see derived.derive), e.g.
 
-    {{ r.timings["original/seed"].host_us | us }}     a measured value, with its unit
-    {{ d.calls["original/seed"].total.encodes | count }}
+    {{ r.timings["original/issue_pattern"].host_us | us }}     a measured value, with its unit
+    {{ d.calls["original/issue_pattern"].total.encodes | count }}
     {{ table("timings") }}   {{ table("counts_by_phase", run="r435") }}   {{ figure("sweep.png", "caption") }}
     {{ pending("in_situ_ns", "cudaFuncSetAttribute(GEMM kernel)", "ns") }}   "not yet measured" while absent
-    {{ r.ablation.host.unchanged["patched/seed"].host | iqr_us }}   a median with its IQR (iqr_x: ratios)
-    {{ r.timings["original/seed"].host | iqr_us }}   a report timing with its IQR over the rounds
+    {{ r.ablation.host.unchanged["patched/issue_pattern"].host | iqr_us }}   a median with its IQR (iqr_x: ratios)
+    {{ r.timings["original/issue_pattern"].host | iqr_us }}   a report timing with its IQR over the rounds
     {{ table("ablation") }} {{ table("layer") }} {{ table("in_situ") }}   the experiments step (experiments.py)
     {% set hp = host_path() %} {{ host_path_table("4.3.5") }} {{ doctor_reading("sm90") }}   the doctor's JSON in
         docs/results/h200-nvfp4-host-path/ (hostpath.py; every table carries its "host path on Hopper" label)

@@ -19,24 +19,24 @@ LOGS = {"pytest.log": "the test suite on the GPU", "memcheck.log": "compute-sani
 LOG_SUMMARY = {"pytest.log": r"\b(passed|failed|error)\b", "memcheck.log": r"ERROR SUMMARY"}
 # What each measured variant/mode is (the keys are the report's); the jargon is defined on Method and Home.
 DESCRIPTIONS = {
-    "original/seed": "the issue's pattern, pristine CUTLASS",
-    "patched/seed": "the issue's pattern, patched CUTLASS",
-    "direct/seed": "the issue's pattern, `DIRECT_CUDA_DRIVER_CALL`",
-    "O0/seed": "the issue's pattern, host code `-O0`",
+    "original/issue_pattern": "the issue's pattern, pristine CUTLASS",
+    "patched/issue_pattern": "the issue's pattern, patched CUTLASS",
+    "direct/issue_pattern": "the issue's pattern, `DIRECT_CUDA_DRIVER_CALL`",
+    "O0/issue_pattern": "the issue's pattern, host code `-O0`",
     "original/initialize_run": "`initialize`, then `run(stream)`",
     "patched/initialize_run": "`initialize`, then `run(stream)`, patched",
-    "original/floor": "`Gemm` kept, `run(stream)` only",
-    "patched/floor": "`Gemm` kept, `run(stream)` only, patched",
+    "original/kept_gemm": "`Gemm` kept, `run(stream)` only",
+    "patched/kept_gemm": "`Gemm` kept, `run(stream)` only, patched",
     "original/graph": "`run(stream)` in a CUDA graph, replayed",
     "original/bare_launch": "an empty kernel, `Params`-sized argument",
     "original/bare_cluster_launch": "the same, one 2x1x1 cluster, `cudaLaunchKernelEx`",
     "original/kernel_launch": "the GEMM's own kernel and `Params`, `cudaLaunchKernelEx`, no CUTLASS code",
-    "original/seed/sync_each_call": "the issue's pattern + `cudaStreamSynchronize`",
+    "original/issue_pattern/sync_each_call": "the issue's pattern + `cudaStreamSynchronize`",
 }
-SHORT = {"original/seed": "original", "patched/seed": "patched", "direct/seed": "direct", "O0/seed": "-O0",
-         "original/initialize_run": "init + run(stream)", "original/floor": "floor", "patched/floor": "patched floor"}
-COUNT_COLUMNS = ("original/seed", "patched/seed", "direct/seed", "original/initialize_run", "original/floor")
-SEED_VARIANTS = ("original/seed", "patched/seed", "direct/seed", "O0/seed")
+SHORT = {"original/issue_pattern": "original", "patched/issue_pattern": "patched", "direct/issue_pattern": "direct", "O0/issue_pattern": "-O0",
+         "original/initialize_run": "init + run(stream)", "original/kept_gemm": "kept Gemm", "patched/kept_gemm": "kept Gemm, patched"}
+COUNT_COLUMNS = ("original/issue_pattern", "patched/issue_pattern", "direct/issue_pattern", "original/initialize_run", "original/kept_gemm")
+SEED_VARIANTS = ("original/issue_pattern", "patched/issue_pattern", "direct/issue_pattern", "O0/issue_pattern")
 
 
 def key_cell(key: str) -> str:
@@ -66,9 +66,9 @@ class Run(ExperimentTables):
 
     def table_headline(self) -> str:
         timings, calls = self.need("timings"), self.derived["calls"]
-        keys = [k for k in ("original/seed", "patched/seed", "original/floor") if k in timings]
-        heads = {"original/seed": "issue's pattern,<br>pristine CUTLASS", "patched/seed": "issue's pattern,<br>patched",
-                 "original/floor": "floor: kept `Gemm`,<br>`run(stream)`, pristine"}
+        keys = [k for k in ("original/issue_pattern", "patched/issue_pattern", "original/kept_gemm") if k in timings]
+        heads = {"original/issue_pattern": "issue's pattern,<br>pristine CUTLASS", "patched/issue_pattern": "issue's pattern,<br>patched",
+                 "original/kept_gemm": "kept `Gemm`,<br>`run(stream)`, pristine"}
         rows = [["entry-point lookups"] + [cell_count(calls[k]["total"]["lookups"]) for k in keys],
                 ["`cuTensorMapEncodeTiled`"] + [cell_count(calls[k]["total"]["encodes"]) for k in keys],
                 ["runtime API calls"] + [cell_count(calls[k]["total"]["runtime"]) for k in keys],
@@ -93,8 +93,8 @@ class Run(ExperimentTables):
         return md_table(["phase", "API", *(SHORT.get(k, k) for k in keys)], rows, numeric_from=2)
 
     def table_patch_counts(self) -> str:
-        before = self.need("counts", "original/seed", "totals")
-        after = self.need("counts", "patched/seed", "totals")
+        before = self.need("counts", "original/issue_pattern", "totals")
+        after = self.need("counts", "patched/issue_pattern", "totals")
         rows = []
         for api in sorted(set(before) | set(after)):
             b, a = before.get(api, 0.0), after.get(api, 0.0)
@@ -102,8 +102,8 @@ class Run(ExperimentTables):
             rows.append([f"`{api}`{mark}", cell_count(b), cell_count(a),
                          "–" if abs(a - b) < 1e-9 else fmt_count(a - b).replace("-", "−")])
         for domain in ("runtime", "driver"):
-            b = self.derived["calls"]["original/seed"]["total"][domain]
-            a = self.derived["calls"]["patched/seed"]["total"][domain]
+            b = self.derived["calls"]["original/issue_pattern"]["total"][domain]
+            a = self.derived["calls"]["patched/issue_pattern"]["total"][domain]
             rows.append([f"*all {domain} API calls*", cell_count(b), cell_count(a), fmt_count(a - b).replace("-", "−")])
         return md_table(["API", "original", "patched", "change"], rows)
 
@@ -132,8 +132,8 @@ class Run(ExperimentTables):
         return md_table(["variant/mode", "loop µs/iter (waits for the kernel)", "GPU µs/iter"], rows)
 
     def table_patch_times(self) -> str:
-        return md_table(self.TIMING_HEADS, self._timing_rows(("original/seed", "patched/seed", "original/floor",
-                                                               "patched/floor")))
+        return md_table(self.TIMING_HEADS, self._timing_rows(("original/issue_pattern", "patched/issue_pattern", "original/kept_gemm",
+                                                               "patched/kept_gemm")))
 
     def table_phase_times(self) -> str:
         timings = self.need("timings")
@@ -200,15 +200,15 @@ class Run(ExperimentTables):
 
     def table_candidates(self) -> str:
         """Measured causes ranked by host time; those that wait for the kernel show their loop time apart."""
-        rows = [r for r in self.need("candidates_625") if "reported_loop_us" not in r]
-        base = self.need("timings", "original/seed", "host_us")
+        rows = [r for r in self.need("candidates") if "reported_loop_us" not in r]
+        base = self.need("timings", "original/issue_pattern", "host_us")
         host_rows = [r for r in rows if r.get("host_us") is not None and "cudaStreamSynchronize" not in r["cause"]]
         sync_rows = [r for r in rows if r.get("host_us") is not None and "cudaStreamSynchronize" in r["cause"]]
         body = [[r["cause"], cell_us(r["host_us"]), "–", fmt_ratio(r["host_us"] / base)]
                 for r in sorted(host_rows, key=lambda r: -r["host_us"])]
         body += [[r["cause"], "–", cell_us(r["host_us"]), "–"] for r in sync_rows]
         body += [[r["cause"], "–", "–", r.get("note", "not measured")] for r in rows if r.get("host_us") is None]
-        issue = next((r for r in self.need("candidates_625") if "reported_loop_us" in r), None)
+        issue = next((r for r in self.need("candidates") if "reported_loop_us" in r), None)
         if issue:
             for model, host in (issue.get("implied_host_us") or {}).items():
                 body.append([f"*the issue's loop, read as {model}*", cell_us(host), "–",
@@ -217,7 +217,7 @@ class Run(ExperimentTables):
 
     def table_workarounds(self) -> str:
         timings = self.need("timings")
-        base = timings["original/seed"]
+        base = timings["original/issue_pattern"]
         alloc_us = base["phase_us"].get("workspace_alloc", 0.0) + base["phase_us"].get("workspace_free", 0.0)
         rows = []
 
@@ -230,16 +230,16 @@ class Run(ExperimentTables):
                          cell_ratio_iqr(per_round) if per_round else fmt_ratio(base["host_us"] / host),
                          fmt_count(calls["runtime"]) if calls else "–"])
 
-        add("none (the issue's code)", base["host_us"], "original/seed", "`original/seed`")
+        add("none (the issue's code)", base["host_us"], "original/issue_pattern", "`original/issue_pattern`")
         for key, label in (("original/initialize_run", "`run(stream)`, not `run(args, ws, stream)`"),
-                           ("original/floor", "keep the `Gemm`, call `run(stream)`"),
-                           ("direct/seed", "`-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL` + `-lcuda`"),
+                           ("original/kept_gemm", "keep the `Gemm`, call `run(stream)`"),
+                           ("direct/issue_pattern", "`-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL` + `-lcuda`"),
                            ("original/graph", "CUDA graph of `run(stream)`, replayed"),
-                           ("patched/seed", "the patch series, with the `pr5` opt-in (in the build, not the caller)")):
+                           ("patched/issue_pattern", "the patch series, with the `pr5` opt-in (in the build, not the caller)")):
             if key in timings:
                 add(label, timings[key]["host_us"], key, f"`{key}`")
         add("skip the 0-byte workspace allocation", base["host_us"] - alloc_us, None,
-            "`original/seed` minus its `workspace_alloc` + `workspace_free` phases")
+            "`original/issue_pattern` minus its `workspace_alloc` + `workspace_free` phases")
         return md_table(["workaround", "host µs/call", "saved µs", "speed-up<br><small>per round</small>",
                          "runtime calls/call"], rows)
 

@@ -15,7 +15,7 @@
 #include "phase.hpp"
 #include "rotation.h"
 
-// The seed calls CUTLASS_CHECK; in a library it must throw (examples' version calls exit()).
+// The issue's code calls CUTLASS_CHECK; in a library it must throw (examples' version calls exit()).
 #ifndef CUTLASS_CHECK
 #define CUTLASS_CHECK(status)                                                              \
   do {                                                                                     \
@@ -136,8 +136,8 @@ decltype(auto) with_call(F& f, long long call) {
 }
 
 // One GEMM problem called in one of the modes that take this call's Arguments: initialize_run,
-// update_run, floor (which ignores them: its Params were built once, from the first call's). The seed
-// mode is the variant's own function. Setup that happens once (floor, update_run) runs in the constructor,
+// update_run, kept_gemm (which ignores them: its Params were built once, from the first call's). The issue_pattern
+// mode is the variant's own function. Setup that happens once (kept_gemm, update_run) runs in the constructor,
 // outside any timed loop.
 template <class Gemm>
 class ModeCall {
@@ -145,7 +145,7 @@ class ModeCall {
   using Arguments = typename Gemm::Arguments;
 
   ModeCall(Mode mode, Arguments const& first, cudaStream_t stream) : mode_(mode), stream_(stream) {
-    if (mode != Mode::kInitializeRun && mode != Mode::kUpdateRun && mode != Mode::kFloor) {
+    if (mode != Mode::kInitializeRun && mode != Mode::kUpdateRun && mode != Mode::kKeptGemm) {
       throw std::invalid_argument(std::string("ModeCall cannot run mode ") + mode_name(mode));
     }
     if (mode == Mode::kInitializeRun) return;
@@ -156,7 +156,7 @@ class ModeCall {
 
   // One call; `phase` is the caller's scope (one per timed call: scopes do not nest).
   void operator()(Arguments const& args, PhaseScope& phase) {
-    if (mode_ == Mode::kFloor) {
+    if (mode_ == Mode::kKeptGemm) {
       phase.enter(Phase::kRun);
       CUTLASS_CHECK(gemm_.run(stream_));
       return;
@@ -168,7 +168,7 @@ class ModeCall {
       CUTLASS_CHECK(gemm_.run(stream_));
       return;
     }
-    Gemm gemm;  // kInitializeRun: the seed's steps, but run(stream) instead of run(args)
+    Gemm gemm;  // kInitializeRun: the issue's steps, but run(stream) instead of run(args)
     phase.enter(Phase::kWorkspaceAlloc);
     cutlass::device_memory::allocation<uint8_t> workspace(Gemm::get_workspace_size(args));
     phase.enter(Phase::kInitialize);
@@ -185,13 +185,13 @@ class ModeCall {
   cutlass::device_memory::allocation<uint8_t> workspace_;
 };
 
-// `seed(call)` runs the seed's pattern once; `make_args(call)` builds the Arguments the seed builds. Both
+// `pattern(call)` runs the issue's pattern once; `make_args(call)` builds the Arguments the issue's code builds. Both
 // get the call's index, which picks the operands when o.rotation > 1; a variant whose functions take no
 // index cannot rotate its operands, and asking it to is an error.
-template <class Gemm, class Seed, class MakeArgs>
-BenchResult bench_gemm(Seed&& seed, MakeArgs&& make_args, BenchOptions const& o) {
-  constexpr bool kCanRotate = std::is_invocable_v<Seed&, long long> && std::is_invocable_v<MakeArgs&, long long>;
-  bool per_call_args = o.mode == Mode::kSeed || o.mode == Mode::kInitializeRun || o.mode == Mode::kUpdateRun;
+template <class Gemm, class Pattern, class MakeArgs>
+BenchResult bench_gemm(Pattern&& pattern, MakeArgs&& make_args, BenchOptions const& o) {
+  constexpr bool kCanRotate = std::is_invocable_v<Pattern&, long long> && std::is_invocable_v<MakeArgs&, long long>;
+  bool per_call_args = o.mode == Mode::kIssuePattern || o.mode == Mode::kInitializeRun || o.mode == Mode::kUpdateRun;
   if (o.rotation != 1) {
     if (o.rotation < 1) throw std::invalid_argument("rotation must be >= 1");
     if (!kCanRotate) throw std::invalid_argument("this variant cannot rotate its operands");
@@ -201,8 +201,8 @@ BenchResult bench_gemm(Seed&& seed, MakeArgs&& make_args, BenchOptions const& o)
     }
   }
   long long call = 0;
-  if (o.mode == Mode::kSeed) {
-    return time_loop([&] { with_call(seed, call++); }, o);
+  if (o.mode == Mode::kIssuePattern) {
+    return time_loop([&] { with_call(pattern, call++); }, o);
   }
   if (o.mode == Mode::kInitializeRun || o.mode == Mode::kUpdateRun) {
     ModeCall<Gemm> gemm(o.mode, with_call(make_args, 0), o.stream);
@@ -273,16 +273,16 @@ BenchResult bench_gemm(Seed&& seed, MakeArgs&& make_args, BenchOptions const& o)
       throw std::invalid_argument("kernel_launch is built for SM90 kernels only");
     }
   }
-  if (o.mode != Mode::kFloor && o.mode != Mode::kGraph) {
+  if (o.mode != Mode::kKeptGemm && o.mode != Mode::kGraph) {
     throw std::invalid_argument("unknown benchmark mode " + std::to_string(static_cast<int>(o.mode)));
   }
-  // kFloor and kGraph: everything but the launch happens once, outside the timed loop.
+  // kKeptGemm and kGraph: everything but the launch happens once, outside the timed loop.
   typename Gemm::Arguments args = with_call(make_args, 0);
-  ModeCall<Gemm> floor(Mode::kFloor, args, o.stream);
-  if (o.mode == Mode::kFloor) {
+  ModeCall<Gemm> kept(Mode::kKeptGemm, args, o.stream);
+  if (o.mode == Mode::kKeptGemm) {
     return time_loop([&] {
       PhaseScope phase;
-      floor(args, phase);
+      kept(args, phase);
     }, o);
   }
   if (o.stream == nullptr) {
@@ -292,7 +292,7 @@ BenchResult bench_gemm(Seed&& seed, MakeArgs&& make_args, BenchOptions const& o)
   {
     CaptureGuard capture(o.stream, cudaStreamCaptureModeThreadLocal);  // ends the capture if the launch throws
     PhaseScope phase;
-    floor(args, phase);
+    kept(args, phase);
     graph = capture.end();
   }
   GraphExec exec;

@@ -14,10 +14,10 @@ namespace co {
 
 // How a benchmark calls the GEMM.
 enum class Mode : int {
-  kSeed = 0,        // the seed's pattern every call: Gemm, args, workspace, can_implement, initialize, run(args)
+  kIssuePattern = 0,  // the issue's pattern every call: Gemm, args, workspace, can_implement, initialize, run(args)
   kInitializeRun,   // the same, but gemm.run(stream) instead of gemm.run(args, ...): one initialize per call
-  kFloor,           // CUTLASS's own floor: initialize once, then gemm.run(stream) per call
-  kGraph,           // the floor's launch captured once into a CUDA graph, cudaGraphLaunch per call
+  kKeptGemm,        // the Gemm kept: initialize once, then gemm.run(stream) per call
+  kGraph,           // the kept Gemm's launch captured once into a CUDA graph, cudaGraphLaunch per call
   kBareLaunch,      // an empty kernel with a parameter block of sizeof(Gemm::Params): the launch floor
   kUpdateRun,       // the caller-side fix when operands change: one Gemm, initialize once; per call
                     // gemm.update(args) (new Params, no attribute call) then gemm.run(stream)
@@ -25,16 +25,16 @@ enum class Mode : int {
                        // cluster): the launch floor of a cluster kernel, as CUTLASS's ClusterLauncher launches
   kKernelLaunch,    // the GEMM's own kernel, device_kernel<GemmKernel>, launched by cudaLaunchKernelEx with the
                     // Params, grid, block, shared memory and cluster of an initialized Gemm: run(stream) without
-                    // CUTLASS's host code, the floor run(stream) is held to (SM90 kernels)
+                    // CUTLASS's host code, the floor kept_gemm's run(stream) is held to (SM90 kernels)
   kCount
 };
 
 // The names Python knows the modes by (exported as cutlass_overhead._trace.Mode).
 inline char const* mode_name(Mode m) {
   switch (m) {
-    case Mode::kSeed: return "seed";
+    case Mode::kIssuePattern: return "issue_pattern";
     case Mode::kInitializeRun: return "initialize_run";
-    case Mode::kFloor: return "floor";
+    case Mode::kKeptGemm: return "kept_gemm";
     case Mode::kGraph: return "graph";
     case Mode::kBareLaunch: return "bare_launch";
     case Mode::kUpdateRun: return "update_run";
@@ -45,7 +45,7 @@ inline char const* mode_name(Mode m) {
 }
 
 struct BenchOptions {
-  Mode mode = Mode::kSeed;
+  Mode mode = Mode::kIssuePattern;
   int iterations = 1000;
   int warmup = 20;
   bool sync_each_call = false;  // cudaStreamSynchronize after every call (a call that synchronizes)
@@ -57,7 +57,7 @@ struct BenchOptions {
   bool capture_each_call = false;
   // Operands that change every call: call i uses the (i % rotation)-th of `rotation` distinct A and D
   // buffers (the caller's own, plus rotation - 1 copies the benchmark allocates and frees). 1 = unchanged.
-  // Only modes that build Arguments per call take it (seed, initialize_run, update_run).
+  // Only modes that build Arguments per call take it (issue_pattern, initialize_run, update_run).
   int rotation = 1;
   cudaStream_t stream = nullptr;
 };

@@ -17,19 +17,19 @@
 
 namespace co::experiments {
 
-// One call = each GEMM of `layer` ({name, n, k} rows) once, in o.mode (seed, initialize_run, update_run,
-// floor), at M = m, with `elem`-byte elements. Weights and activations are allocated (zero-filled) here; with
+// One call = each GEMM of `layer` ({name, n, k} rows) once, in o.mode (issue_pattern, initialize_run, update_run,
+// kept_gemm), at M = m, with `elem`-byte elements. Weights and activations are allocated (zero-filled) here; with
 // o.rotation = r, call i takes its A and D buffers from slot i % r of r per GEMM, as a caching allocator hands
-// out activations. run_seed(operands) makes one call of the issue's pattern; args(operands) builds its Arguments.
-template <typename Gemm, typename Operands, typename Layer, typename RunSeed, typename MakeArgs>
-BenchResult bench_layer(int m, std::size_t elem, Layer const& layer, BenchOptions const& options, RunSeed&& run_seed,
+// out activations. run_pattern(operands) makes one call of the issue's pattern; args(operands) builds its Arguments.
+template <typename Gemm, typename Operands, typename Layer, typename RunIssuePattern, typename MakeArgs>
+BenchResult bench_layer(int m, std::size_t elem, Layer const& layer, BenchOptions const& options, RunIssuePattern&& run_pattern,
                         MakeArgs&& args) {
   if (m < 1) throw std::invalid_argument("M must be positive");
-  if (options.mode == Mode::kFloor && options.rotation != 1) {
-    throw std::invalid_argument("mode floor builds its Params once, so its operands cannot change (rotation 1)");
+  if (options.mode == Mode::kKeptGemm && options.rotation != 1) {
+    throw std::invalid_argument("mode kept_gemm builds its Params once, so its operands cannot change (rotation 1)");
   }
-  if (options.mode != Mode::kSeed && options.mode != Mode::kInitializeRun && options.mode != Mode::kUpdateRun &&
-      options.mode != Mode::kFloor) {
+  if (options.mode != Mode::kIssuePattern && options.mode != Mode::kInitializeRun && options.mode != Mode::kUpdateRun &&
+      options.mode != Mode::kKeptGemm) {
     throw std::invalid_argument(std::string("the layer benchmark has no mode ") + mode_name(options.mode));
   }
   struct Step {
@@ -62,8 +62,8 @@ BenchResult bench_layer(int m, std::size_t elem, Layer const& layer, BenchOption
     x.c = x.d = s.ds->at(call);
     return x;
   };
-  std::vector<typename Gemm::Arguments> first;  // the floor's (its Params never change)
-  if (options.mode != Mode::kSeed) {
+  std::vector<typename Gemm::Arguments> first;  // the kept Gemm's (its Params never change)
+  if (options.mode != Mode::kIssuePattern) {
     for (Step& s : steps) {
       first.push_back(args(operands(s, 0)));
       s.call = std::make_unique<ModeCall<Gemm>>(options.mode, first.back(), options.stream);
@@ -73,9 +73,9 @@ BenchResult bench_layer(int m, std::size_t elem, Layer const& layer, BenchOption
   BenchResult r = time_loop([&] {
     for (std::size_t i = 0; i < steps.size(); ++i) {
       Step& s = steps[i];
-      if (options.mode == Mode::kSeed) {
-        run_seed(operands(s, call));
-      } else if (options.mode == Mode::kFloor) {
+      if (options.mode == Mode::kIssuePattern) {
+        run_pattern(operands(s, call));
+      } else if (options.mode == Mode::kKeptGemm) {
         PhaseScope phase;
         (*s.call)(first[i], phase);
       } else {
@@ -99,7 +99,7 @@ double initialize_part_ns(typename Gemm::Arguments const& args, char const* part
   cutlass::device_memory::allocation<uint8_t> workspace(Gemm::get_workspace_size(args));
   Gemm gemm;
   // The first initialize() pays the one-time costs (entry points, module load, the attribute in the
-  // patched build); the loops below time the steady state, as the seed's loop sees it.
+  // patched build); the loops below time the steady state, as the issue's loop sees it.
   CUTLASS_CHECK(gemm.initialize(args, workspace.get()));
   auto time = [iterations](auto&& call) {
     for (int i = 0; i < 8; ++i) call();

@@ -1,8 +1,8 @@
-// Phase markers for the seed's call pattern.
+// Phase markers for the call pattern.
 //
 // Each marker tells the CUPTI recorder (libco_trace) which step the calling thread is in and, only
 // while a benchmark has installed a sink, adds the step's steady_clock time to it. Without a sink a
-// marker is one store to a thread_local: the code being measured is the seed's, not ours.
+// marker is one store to a thread_local: the code being measured is the issue's, not ours.
 #pragma once
 
 #include <array>

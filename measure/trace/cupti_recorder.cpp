@@ -103,6 +103,14 @@ std::string callback_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   return s;
 }
 
+// CUPTI versions its kernel record: CUpti_ActivityKernel9 up to CUDA 12.x (API versions below 130000, CUDA 12.8 is
+// 26, the toolkit), CUpti_ActivityKernel10 from CUDA 13.0. The fields read here are in both.
+#if CUPTI_API_VERSION >= 130000
+using KernelRecord = CUpti_ActivityKernel10;
+#else
+using KernelRecord = CUpti_ActivityKernel9;
+#endif
+
 void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t, size_t valid) {
   CUpti_Activity* record = nullptr;
   std::vector<ActivityRecord> local;
@@ -117,7 +125,7 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
                        callback_name(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, api->cbid),
                        api->start, api->end, api->correlationId, api->threadId});
     } else if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
-      auto const* k = reinterpret_cast<CUpti_ActivityKernel10 const*>(record);
+      auto const* k = reinterpret_cast<KernelRecord const*>(record);
       local.push_back({"kernel", k->name ? k->name : "?", k->start, k->end, k->correlationId, 0});
     }
   }

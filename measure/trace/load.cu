@@ -1,4 +1,4 @@
-// Work in flight on another stream while the seed runs: pinned host-to-device copies back to back, or one
+// Work in flight on another stream while the issue's pattern runs: pinned host-to-device copies back to back, or one
 // spinning kernel. Does a busy GPU slow the host side of a call? (The issue's machine ran other streams beside
 // the GEMM.) The doctor's copy-load and kernel-load suspects (python/cutlass_overhead/suspects.py).
 #include <cuda_runtime_api.h>

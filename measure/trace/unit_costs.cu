@@ -1,4 +1,4 @@
-// Host cost of single CUDA API calls in isolation: what each call on the seed's path costs by itself,
+// Host cost of single CUDA API calls in isolation: what each call on the issue's path costs by itself,
 // to multiply by the CUPTI counts and compare with the measured phase times.
 #include <cuda.h>
 #include <cuda_runtime_api.h>

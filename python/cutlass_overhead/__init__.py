@@ -1,6 +1,6 @@
 """Reproducer and upstream patch proposal for NVIDIA/cutlass#3003.
 
-The seed's GEMMs, compiled against pristine ("original") and patched CUTLASS, side by side:
+The issue's GEMMs, compiled against pristine ("original") and patched CUTLASS, side by side:
 
 * :func:`run_nvfp4_gemm` -- the issue's ``runNvfp4Gemm`` (SM100 / Thor NVFP4 block-scaled GEMM).
 * :func:`run_sm90_gemm` -- its SM90 stand-in (SM90 bf16 TMA GEMM) called in the identical pattern.

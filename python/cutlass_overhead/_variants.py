@@ -39,6 +39,12 @@ def ablation_variants() -> list[dict[str, object]]:
     return [dict(e) for e in getattr(_build_info, "ABLATION", [])]
 
 
+def ablation_without() -> list[dict[str, object]]:
+    """The ablation's variant that leaves one PR out of the next PR's prefix (CO_ABLATION_WITHOUT;
+    cmake/Ablation.cmake), [] or one entry; each names the ablation variant it is set beside ("base")."""
+    return [dict(e) for e in getattr(_build_info, "ABLATION_WITHOUT", [])]
+
+
 def build_hint(kind: str, variant: str) -> str:
     """The build options (README's table) that build `kind`/`variant`, its module and its doctor, e.g.
     "needs 90a in CO_CUDA_ARCHS"."""
@@ -53,7 +59,8 @@ def build_hint(kind: str, variant: str) -> str:
 @cache
 def load(kind: str, variant: str) -> ModuleType:
     """Imports cutlass_overhead._<kind>_<variant>, raising VariantUnavailable with the reason."""
-    prefixes = tuple(str(e["variant"]) for e in ablation_variants() if e["variant"] not in SM90_VARIANTS)
+    prefixes = tuple(str(e["variant"]) for e in ablation_variants() + ablation_without()
+                     if e["variant"] not in SM90_VARIANTS)
     known = {"sm90": SM90_VARIANTS + prefixes, "nvfp4": NVFP4_VARIANTS, "nvfp4_hopper": NVFP4_VARIANTS}  # the same build, host path on Hopper
     if kind not in known or variant not in known[kind]:
         raise ValueError(f"unknown variant {kind}/{variant}; known: " +

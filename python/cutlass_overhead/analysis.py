@@ -24,10 +24,10 @@ from .results import Results, resolve, row_kernel_us
 from .workloads import CountRow, Record
 
 ATTRIBUTION_VARIANTS: tuple[str, ...] = ("original", "patched", "direct", "O0")
-SEED_KEY = key_of("original", "seed")
+ISSUE_PATTERN_KEY = key_of("original", "issue_pattern")
 # A timing key with a cudaStreamSynchronize after every call ends in this suffix.
 SYNC_SUFFIX = "/sync_each_call"
-SYNC_KEY = SEED_KEY + SYNC_SUFFIX
+SYNC_KEY = ISSUE_PATTERN_KEY + SYNC_SUFFIX
 ENCODE_API = "cuTensorMapEncodeTiled"
 
 # The K step of the search for a kernel as long as the issue's.
@@ -137,13 +137,13 @@ def attribute_phase(phase: str, per_call: dict[str, float], domains: dict[str, s
 
 def attribution(results: Results, timelines: dict[str, list[Record]],
                 phase_order: Sequence[str]) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]]]:
-    """(the attribution of every seed variant with both counts and timings, the price table it used)."""
+    """(the attribution of every variant in the issue's pattern with both counts and timings, the price table it used)."""
     require(results, "unit_costs_ns", "encode_costs")
     prices = price_table(results.unit_costs_ns or {}, results.encode_costs or [], results.in_situ_ns)
     counts, timings = results.counts or {}, results.timings or {}
     out = {}
     for variant in ATTRIBUTION_VARIANTS:
-        key = key_of(variant, "seed")
+        key = key_of(variant, "issue_pattern")
         if key in counts and key in timings:
             nested = nested_fractions(timelines[variant]) if variant in timelines else None
             per_call, phase_us = counts[key]["per_call"], timings[key]["phase_us"]
@@ -221,24 +221,24 @@ def issue_shape_ratios(results: Results) -> list[dict[str, Any]]:
              / row_kernel_us(r, results.kernel_us, results.kernel_search)} for i, r in issue_shape_rows(results)]
 
 
-def candidates_625(results: Results, gpu: str) -> list[dict[str, Any]]:
+def candidates(results: Results, gpu: str) -> list[dict[str, Any]]:
     """The candidates for the issue's 625 us loop around a 91 us kernel, each by where it is measured; readers
     divide by the first (the baseline) for the factor."""
-    require(results, "timings:original/seed")
-    no_o0 = (results.variants or {}).get("O0") or "O0/seed was not timed"
+    require(results, "timings:original/issue_pattern")
+    no_o0 = (results.variants or {}).get("O0") or "O0/issue_pattern was not timed"
     chosen = (results.kernel_search or {}).get("chosen") or {}
     issue_shape = (f"M={chosen.get('m')} N={chosen.get('n')} K={chosen.get('k')}, "
                    f"kernel {fmt(chosen.get('kernel_us'))} us")
     synced = [["timings", r["timings_key"], "host_us"] if "timings_key" in r else ["sweep", i, "host_us"]
               for i, r in issue_shape_rows(results)
-              if (r["variant"], r["mode"], r["sync_each_call"]) == ("original", "seed", True)]
+              if (r["variant"], r["mode"], r["sync_each_call"]) == ("original", "issue_pattern", True)]
 
     def stored(section: str, *path: str) -> list[str] | None:
         return [section, *path] if path[0] in (getattr(results, section) or {}) else None
 
     rows = [
-        candidate("original CUTLASS, host code -O3 (baseline)", stored("timings", SEED_KEY, "host_us"), gpu),
-        candidate("host code built -O0 (a CMake Debug build)", stored("timings", "O0/seed", "host_us"), gpu, no_o0),
+        candidate("original CUTLASS, host code -O3 (baseline)", stored("timings", ISSUE_PATTERN_KEY, "host_us"), gpu),
+        candidate("host code built -O0 (a CMake Debug build)", stored("timings", "O0/issue_pattern", "host_us"), gpu, no_o0),
         candidate("CUPTI API tracing on (a profiler attached)", stored("tracing_cost", "on_host_us"), gpu),
         candidate("-O0 host build and CUPTI tracing together", stored("tracing_cost", "o0_on_host_us"), gpu, no_o0),
         candidate("cudaStreamSynchronize after every call (host waits for each kernel; headline shape)",
@@ -258,18 +258,18 @@ def candidates_625(results: Results, gpu: str) -> list[dict[str, Any]]:
 
 # The series' target ratios: (numerator, denominator) blocks of the timings step's rounds.
 TARGET_RATIOS: dict[str, tuple[str, str]] = {
-    "patched_vs_floor": ("patched/seed", "original/floor"),
-    "run_stream_vs_bare_launch": ("patched/floor", "original/bare_launch"),
-    "run_stream_vs_bare_cluster_launch": ("patched/floor", "original/bare_cluster_launch"),
+    "patched_vs_kept_gemm": ("patched/issue_pattern", "original/kept_gemm"),
+    "run_stream_vs_bare_launch": ("patched/kept_gemm", "original/bare_launch"),
+    "run_stream_vs_bare_cluster_launch": ("patched/kept_gemm", "original/bare_cluster_launch"),
     # The floor run(stream) is held to: the driver's own launch of the same kernel with the same Params.
-    "run_stream_vs_kernel_launch": ("patched/floor", "original/kernel_launch"),
+    "run_stream_vs_kernel_launch": ("patched/kept_gemm", "original/kernel_launch"),
 }
 
 
 def targets(results: Results) -> dict[str, Any]:
     """Each target ratio, taken round by round over the timings step's rounds (median and IQR)."""
-    require(results, "headline_samples:host_us:original/seed", "headline_samples:host_us:patched/seed",
-            "headline_samples:host_us:original/floor")
+    require(results, "headline_samples:host_us:original/issue_pattern", "headline_samples:host_us:patched/issue_pattern",
+            "headline_samples:host_us:original/kept_gemm")
     samples = (results.headline_samples or {})["host_us"]
     return {name: harness.ratio(samples, num, den).as_dict() for name, (num, den) in TARGET_RATIOS.items()
             if num in samples and den in samples}
@@ -307,23 +307,25 @@ def suspect_rows(results: Results, half: float) -> list[dict[str, Any]]:
     timings step's rounds), a profiler attached (the CUPTI child's traced time over this process's); then the
     suspects step's readings (suspects.py), each against its own baseline."""
     samples = (results.headline_samples or {}).get("host_us") or {}
-    base = (results.timings or {}).get(SEED_KEY, {}).get("host_us")
+    base = (results.timings or {}).get(ISSUE_PATTERN_KEY, {}).get("host_us")
 
     def per_round(key: str) -> dict[str, float] | None:
-        return harness.ratio(samples, key, SEED_KEY).as_dict() if key in samples and SEED_KEY in samples else None
+        return harness.ratio(samples, key, ISSUE_PATTERN_KEY).as_dict() if key in samples and ISSUE_PATTERN_KEY in samples else None
 
-    rows = [suspect_row(SUSPECTS["O0"], per_round("O0/seed"), base, half,
+    rows = [suspect_row(SUSPECTS["O0"], per_round("O0/issue_pattern"), base, half,
                         "the O0 build of the same source, in the same rounds",
                         (results.variants or {}).get("O0") or "the O0 variant was not timed"),
             suspect_row(SUSPECTS["sync"], per_round(SYNC_KEY), base, half,
                         "the same pattern with a sync after each call, in the same rounds (includes the kernel wait)")]
     tracing = results.tracing_cost or {}
-    on, timed = tracing.get("on_host"), (results.timings or {}).get(SEED_KEY, {}).get("host")
+    on, untraced = tracing.get("on_host"), (tracing.get("residue_check") or {}).get("before_any_cupti_host")
     ratio = None
-    if on and timed:  # two processes' medians, no rounds to pair: the quartiles bound the ratio
-        ratio = {"median": on["median"] / timed["median"], "q1": on["q1"] / timed["q3"], "q3": on["q3"] / timed["q1"]}
-    rows.append(suspect_row(SUSPECTS["profiler"], ratio, base, half,
-                            "the CUPTI child's host time with tracing on over this process's (a ratio of medians)"))
+    if on and untraced:  # one process, separate loops, no rounds to pair: the quartiles bound the ratio
+        ratio = {"median": on["median"] / untraced["median"], "q1": on["q1"] / untraced["q3"],
+                 "q3": on["q3"] / untraced["q1"]}
+    rows.append(suspect_row(SUSPECTS["profiler"], ratio, untraced["median"] if untraced else base, half,
+                            "the CUPTI child's host time with tracing on over its own before any CUPTI use "
+                            "(one process, a ratio of medians)"))
     found = results.suspects or {}
     for name in ("allocation", "copy_load", "kernel_load"):
         s = found.get(name)
@@ -344,11 +346,11 @@ def suspect_rows(results: Results, half: float) -> list[dict[str, Any]]:
 
 
 def host_parts(attribution: dict[str, Any], host: float) -> list[dict[str, Any]]:
-    """The host time of one call, phase by phase (the attribution of original/seed): counts x unit costs where
+    """The host time of one call, phase by phase (the attribution of original/issue_pattern): counts x unit costs where
     priced, the rest of each phase, and what lies outside the phases; the parts add up to `host`."""
     parts: list[dict[str, Any]] = []
     inside = 0.0
-    for row in attribution.get(SEED_KEY) or []:
+    for row in attribution.get(ISSUE_PATTERN_KEY) or []:
         inside += row["measured_us"]
         for t in row["terms"]:
             parts.append({"part": f"{row['phase']}: {fmt(t['count'])} x {t['api']} (count x unit cost)", "us": t["us"]})
@@ -359,12 +361,12 @@ def host_parts(attribution: dict[str, Any], host: float) -> list[dict[str, Any]]
 
 
 def verdict(results: Results) -> dict[str, Any]:
-    """What bounds the issue's pattern at this shape, where its host time (timings original/seed) goes, and each
+    """What bounds the issue's pattern at this shape, where its host time (timings original/issue_pattern) goes, and each
     suspect's effect, largest first; the report and the doctor print it from the same results (present.verdict_text)."""
-    require(results, "timings:original/seed")
-    seed = (results.timings or {})[SEED_KEY]
-    host, loop, kernel = seed["host_us"], seed["loop_us"], results.kernel_us
-    totals = ((results.counts or {}).get(SEED_KEY) or {}).get("totals") or {}
+    require(results, "timings:original/issue_pattern")
+    pattern = (results.timings or {})[ISSUE_PATTERN_KEY]
+    host, loop, kernel = pattern["host_us"], pattern["loop_us"], results.kernel_us
+    totals = ((results.counts or {}).get(ISSUE_PATTERN_KEY) or {}).get("totals") or {}
     syncs = sum(totals.get(api, 0.0) for api in SYNCHRONIZING_APIS)
     host_bound, gpu_bound, sync_bound, host_path_only, unknown = BOUNDS
     if results.kernel == "nvfp4_hopper":

@@ -28,8 +28,8 @@ from .present import jsonable
 from .workloads import ChildRunner, Context, Record, Shape, Workload
 
 COUNT_KEYS: tuple[tuple[str, str], ...] = (
-    ("original", "seed"), ("patched", "seed"), ("direct", "seed"), ("O0", "seed"),
-    ("original", "initialize_run"), ("original", "floor"))
+    ("original", "issue_pattern"), ("patched", "issue_pattern"), ("direct", "issue_pattern"), ("O0", "issue_pattern"),
+    ("original", "initialize_run"), ("original", "kept_gemm"))
 
 # How long the CUPTI child may run, and how much of its stderr an error keeps.
 CHILD_TIMEOUT_S = 3600
@@ -60,7 +60,7 @@ def measure_counts(ctx: Context, errors: Errors) -> dict[str, Any]:
 
 
 def capture_encodes(ctx: Context) -> list[dict[str, Any]]:
-    """The inputs of each cuTensorMapEncodeTiled one original seed call makes."""
+    """The inputs of each cuTensorMapEncodeTiled one call of the issue's pattern on pristine CUTLASS makes."""
     w, b = ctx.headline, ctx.backend
 
     def one_call() -> None:
@@ -73,8 +73,8 @@ def capture_encodes(ctx: Context) -> list[dict[str, Any]]:
 
 
 def kernel_us(ctx: Context, w: Workload) -> float:
-    w.bench("original", "floor", 1, ctx.plan.warmup)
-    return median_kernel_us(ctx.backend.timeline(lambda: w.bench("original", "floor", ctx.plan.kernel_calls, 0)))
+    w.bench("original", "kept_gemm", 1, ctx.plan.warmup)
+    return median_kernel_us(ctx.backend.timeline(lambda: w.bench("original", "kept_gemm", ctx.plan.kernel_calls, 0)))
 
 
 def search_issue_shape(ctx: Context) -> dict[str, Any]:
@@ -107,14 +107,14 @@ def child_sweep_kernels(ctx: Context, errors: Errors, shapes: Sequence[dict[str,
     return found
 
 
-def seed_host_us(ctx: Context, variant: str, traced: bool) -> harness.Spread:
-    """Host us per seed call over plan.rounds loops, with count_calls active around each loop or not."""
+def pattern_host_us(ctx: Context, variant: str, traced: bool) -> harness.Spread:
+    """Host us per call of the issue's pattern over plan.rounds loops, with count_calls active around each loop or not."""
     w, p = ctx.headline, ctx.plan
-    w.bench(variant, "seed", 1, p.warmup)
+    w.bench(variant, "issue_pattern", 1, p.warmup)
     samples: list[float] = []
     for _ in range(p.rounds):
         def loop() -> None:
-            samples.append(float(w.bench(variant, "seed", p.calls, p.warmup)["host_ns_per_call"]) / 1e3)
+            samples.append(float(w.bench(variant, "issue_pattern", p.calls, p.warmup)["host_ns_per_call"]) / 1e3)
         if traced:
             ctx.backend.count(loop)
         else:
@@ -123,26 +123,26 @@ def seed_host_us(ctx: Context, variant: str, traced: bool) -> harness.Spread:
 
 
 def tracing_on(ctx: Context, errors: Errors) -> dict[str, Any]:
-    """original/seed (and O0/seed) host us per call with count_calls active. The untraced times they are
+    """original/issue_pattern (and O0/issue_pattern) host us per call with count_calls active. The untraced times they are
     compared with are the parent's timings (merge_child): one value for each quantity."""
-    on = seed_host_us(ctx, "original", traced=True)
+    on = pattern_host_us(ctx, "original", traced=True)
     cost: dict[str, Any] = {"on_host_us": on.median, "on_host": on.as_dict()}
     if "O0" in ctx.kernel.variants:
-        o0 = attempt(errors, "tracing cost O0", lambda: seed_host_us(ctx, "O0", traced=True))
+        o0 = attempt(errors, "tracing cost O0", lambda: pattern_host_us(ctx, "O0", traced=True))
         if o0 is not None:
             cost.update(o0_on_host_us=o0.median, o0_on_host=o0.as_dict())
     return cost
 
 
 def cupti_residue(ctx: Context, before: harness.Spread | None) -> dict[str, Any]:
-    """original/seed host time again after all the child's CUPTI use, against its own time before any; a ratio
+    """original/issue_pattern host time again after all the child's CUPTI use, against its own time before any; a ratio
     far from 1 means tracing left a cost in the process (why the parent never uses CUPTI)."""
     if before is None:
-        raise RuntimeError("needs original/seed host us before any CUPTI use, which was not measured (see the "
+        raise RuntimeError("needs original/issue_pattern host us before any CUPTI use, which was not measured (see the "
                            "earlier error)")
-    after = seed_host_us(ctx, "original", traced=False).median
-    return {"before_any_cupti_host_us": before.median, "after_all_cupti_host_us": after,
-            "ratio": after / before.median}
+    after = pattern_host_us(ctx, "original", traced=False).median
+    return {"before_any_cupti_host_us": before.median, "before_any_cupti_host": before.as_dict(),
+            "after_all_cupti_host_us": after, "ratio": after / before.median}
 
 
 def seed_timeline(ctx: Context, variant: str) -> list[Record]:
@@ -186,9 +186,9 @@ def child_measure(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     errors: Errors = []
     out: dict[str, Any] = {"pid": os.getpid(), "errors": errors}
-    # Its own original/seed host time before any CUPTI use, for the residue check only (the pattern's host time
+    # Its own original/issue_pattern host time before any CUPTI use, for the residue check only (the pattern's host time
     # is the parent's timings step).
-    before = attempt(errors, "host time before any CUPTI use", lambda: seed_host_us(ctx, "original", traced=False))
+    before = attempt(errors, "host time before any CUPTI use", lambda: pattern_host_us(ctx, "original", traced=False))
     out["tracing_cost"] = run_step(errors, "tracing cost on", lambda: tracing_on(ctx, errors))
     out["counts"] = run_step(errors, "counts", lambda: measure_counts(ctx, errors))
     out["encodes"] = run_step(errors, "captured encodes", lambda: capture_encodes(ctx))
@@ -297,17 +297,21 @@ def child_where(child: dict[str, Any]) -> str:
 
 
 def child_tracing_cost(child: dict[str, Any], timings: dict[str, Any]) -> dict[str, Any] | None:
-    """The traced times from the child over the untraced ones of the timings step (the one value of each)."""
+    """The child's traced times over untraced ones: factor over the child's own untraced time before any CUPTI use
+    (one process, the same loop); o0_factor over the timings step's O0 time (the child has no untraced O0 time)."""
     cost = child.get("tracing_cost")
     if cost is None:
         return None
     out = dict(cost)
-    for on, key, factor in (("on_host_us", "original/seed", "factor"), ("o0_on_host_us", "O0/seed", "o0_factor")):
-        if out.get(on) is not None and key in timings:
-            out[factor] = out[on] / timings[key]["host_us"]
-    out["method"] = (f"on: count_calls active around each loop, in {child_where(child)}; factor: over the timings "
-                     "step's untraced host time (this process, never traced), a ratio of two processes' medians; "
-                     "residue_check: the child's own time before its first and after its last CUPTI use")
+    before = (out.get("residue_check") or {}).get("before_any_cupti_host_us")
+    if out.get("on_host_us") is not None and before:
+        out["factor"] = out["on_host_us"] / before
+    if out.get("o0_on_host_us") is not None and "O0/issue_pattern" in timings:
+        out["o0_factor"] = out["o0_on_host_us"] / timings["O0/issue_pattern"]["host_us"]
+    out["method"] = (f"on: count_calls active around each loop, in {child_where(child)}; factor: over the same "
+                     "process's untraced time before any CUPTI use (residue_check), one process; o0_factor: over the "
+                     "timings step's untraced O0 time, a ratio of two processes' medians; residue_check: the child's "
+                     "own time before its first and after its last CUPTI use")
     return out
 
 

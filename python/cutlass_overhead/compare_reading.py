@@ -42,18 +42,18 @@ def default_reference(reading: dict[str, Any]) -> Path:
 
 # (label, path into the reading). us unless the label says otherwise.
 ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("the issue's pattern, host us per call", ("timings", "original/seed", "host_us")),
-    ("the issue's pattern, loop us per iteration", ("timings", "original/seed", "loop_us")),
+    ("the issue's pattern, host us per call", ("timings", "original/issue_pattern", "host_us")),
+    ("the issue's pattern, loop us per iteration", ("timings", "original/issue_pattern", "loop_us")),
     ("the kernel (CUPTI)", ("kernel_us",)),
     ("initialize + run(stream), per call", ("timings", "original/initialize_run", "host_us")),
-    ("kept Gemm, run(stream), per call", ("timings", "original/floor", "host_us")),
+    ("kept Gemm, run(stream), per call", ("timings", "original/kept_gemm", "host_us")),
     ("the kernel's own cudaLaunchKernelEx, per call", ("timings", "original/kernel_launch", "host_us")),
-    ("the pattern, host code built -O0", ("timings", "O0/seed", "host_us")),
-    ("the pattern + cudaStreamSynchronize", ("timings", "original/seed/sync_each_call", "host_us")),
+    ("the pattern, host code built -O0", ("timings", "O0/issue_pattern", "host_us")),
+    ("the pattern + cudaStreamSynchronize", ("timings", "original/issue_pattern/sync_each_call", "host_us")),
     ("the pattern with a profiler attached", ("tracing_cost", "on_host_us")),
     ("the first call of a process", ("suspects", "first_call", "first_us")),
     ("the pattern + a real allocation, loop per iteration", ("suspects", "allocation", "with", "median")),
-    ("TMA encodes per call (count)", ("counts", "original/seed", "totals", "cuTensorMapEncodeTiled")),
+    ("TMA encodes per call (count)", ("counts", "original/issue_pattern", "totals", "cuTensorMapEncodeTiled")),
     ("one entry-point lookup (ns)", ("unit_costs_ns", "cudaGetDriverEntryPointByVersion")),
     ("one cudaFuncSetAttribute on the GEMM kernel (ns)", ("in_situ_ns", "cudaFuncSetAttribute(GEMM kernel)")),
 )

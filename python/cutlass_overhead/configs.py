@@ -1,7 +1,7 @@
 """Every config the build holds, with every epilogue, at the user's N and K (`cutlass-overhead-doctor --every-config`).
 
 Per config and epilogue: host µs per call of the issue's pattern, of one initialize per call (`run(stream)` after
-it) and of CUTLASS's floor, original and patched, in interleaved rounds (harness); the calls one steady-state call
+it) and of the kept `Gemm` (`run(stream)` only), original and patched, in interleaved rounds (harness); the calls one steady-state call
 makes per phase, counted in the CUPTI child (count); the workspace and Params bytes. Then get_workspace_size over M,
 and on the SM90 stand-in what recording each call into a never-launched graph adds (the host-path-on-Hopper build
 records every call so, which is why its times are compared only with each other).
@@ -22,8 +22,8 @@ from .workloads import Context, Shape, Workload
 CONFIG_MS = (128, 256, 512)
 EPILOGUES = ((False, False), (True, False), (False, True), (True, True))  # (silu, bias) of runNvfp4Gemm<T, silu, bias>
 WORKSPACE_MS = (1, 64, 128, 129, 256, 257, 512, 1024, 4096)
-TIMED = tuple((variant, mode) for mode in ("seed", "initialize_run", "floor") for variant in ("original", "patched"))
-COUNTED = ("original", "patched")  # counted in the issue's pattern (seed)
+TIMED = tuple((variant, mode) for mode in ("issue_pattern", "initialize_run", "kept_gemm") for variant in ("original", "patched"))
+COUNTED = ("original", "patched")  # counted in the issue's pattern
 
 
 @dataclass(frozen=True)
@@ -64,12 +64,12 @@ def time_config_epilogue(ctx: Context, errors: Errors, cfg: ConfigEpilogue) -> d
 
 
 def capture_cost(ctx: Context) -> dict[str, Any]:
-    """SM90 stand-in: host µs per call of the issue's pattern and of the floor, plain and with every call recorded
+    """SM90 stand-in: host µs per call of the issue's pattern and of the kept Gemm, plain and with every call recorded
     into a graph that is never launched, interleaved."""
     w, p = ctx.headline, ctx.plan
     blocks = {f"{mode}{'_captured' if captured else ''}": (lambda mode=mode, captured=captured: float(
               w.bench("original", mode, p.calls, p.warmup, capture=captured)["host_ns_per_call"]) / 1e3)
-              for mode in ("seed", "floor") for captured in (False, True)}
+              for mode in ("issue_pattern", "kept_gemm") for captured in (False, True)}
     return {key: harness.spread(values).as_dict() for key, values in harness.interleaved(blocks, p.rounds).items()}
 
 
@@ -115,7 +115,7 @@ def count(ctx: Context, errors: Errors,
         for variant in COUNTED:
             if variant in ctx.kernel.variants:
                 entry = attempt(errors, f"config counts {cfg.name} {variant}",
-                                lambda variant=variant: per_call_counts(w, variant, "seed"))
+                                lambda variant=variant: per_call_counts(w, variant, "issue_pattern"))
                 if entry is not None:
                     counted.setdefault(cfg.name, {})[variant] = entry
     return counted

@@ -21,7 +21,7 @@ UE4M3_ONE = 0x38
 
 
 def mode_value(mode: str) -> int:
-    """The C++ Mode of a mode name ("seed", "floor", ...), as exported by cutlass_overhead._trace.Mode."""
+    """The C++ Mode of a mode name ("issue_pattern", "kept_gemm", ...), as exported by cutlass_overhead._trace.Mode."""
     from ._trace import Mode
 
     return int(Mode[mode])
@@ -81,7 +81,7 @@ class DeviceWorkload:
 
 
 class Nvfp4DeviceWorkload(DeviceWorkload):
-    """The seed's NVFP4 GEMM: packed e2m1 operands, ue4m3 scales in CUTLASS's Sm1xx layout, bf16 out; with
+    """The issue's NVFP4 GEMM: packed e2m1 operands, ue4m3 scales in CUTLASS's Sm1xx layout, bf16 out; with
     `silu` and `bias` the epilogue of runNvfp4Gemm<T, silu, bias> (a zero bias of N bf16)."""
 
     kind = "nvfp4"

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from . import harness
 from ._steps import key_of
-from ._variants import ablation_variants
+from ._variants import ablation_variants, ablation_without
 from .device import DeviceWorkload, mode_value
 from .workloads import Plan
 
@@ -42,12 +42,12 @@ COUNTED_APIS: dict[str, str] = {
     "cudaMalloc": "cudaMalloc",
     "launches": "launches",
 }
-# The caller-side fixes: unchanged operands -> initialize once, run(stream) per call ("floor"); changing
+# The caller-side fixes: unchanged operands -> initialize once, run(stream) per call ("kept_gemm"); changing
 # operands -> one Gemm, update(args) + run(stream) per call ("update_run").
-CALLER_FIXES: dict[str, str] = {"unchanged": "floor", "changing": "update_run"}
+CALLER_FIXES: dict[str, str] = {"unchanged": "kept_gemm", "changing": "update_run"}
 # The layer's configurations: (variant, mode), all with A and D changing every layer call.
 LAYER_CONFIGS: tuple[tuple[str, str], ...] = (
-    ("original", "seed"), ("patched", "seed"), ("original", "update_run"), ("patched", "update_run"))
+    ("original", "issue_pattern"), ("patched", "issue_pattern"), ("original", "update_run"), ("patched", "update_run"))
 PRISTINE = "original"
 IN_SITU_ATTRIBUTES = ("MaxDynamicSharedMemorySize", "NonPortableClusterSizeAllowed")
 
@@ -63,6 +63,8 @@ class Runner(Protocol):
     """What the experiments need from the GPU side (real: DeviceRunner; tests: a fake)."""
 
     def ablation_variants(self) -> list[dict[str, Any]]: ...
+
+    def ablation_without(self) -> list[dict[str, Any]]: ...
 
     def bench(self, variant: str, mode: str, iterations: int, warmup: int, rotation: int) -> dict[str, Any]: ...
 
@@ -83,10 +85,11 @@ class Runner(Protocol):
 def ablation_configs(runner: Runner) -> dict[str, list[tuple[str, str]]]:
     """(variant, mode) for unchanged and for changing operands: pristine, each prefix, the full series (all in the
     issue's pattern), then the caller-side fix on pristine and on patched CUTLASS."""
-    seeds = [(PRISTINE, "seed")] + [(e["variant"], "seed") for e in runner.ablation_variants()]
-    if (("patched", "seed")) not in seeds:  # a build without CO_BUILD_ABLATION: pristine vs the full series
-        seeds.append(("patched", "seed"))
-    return {operands: seeds + [(PRISTINE, fix), ("patched", fix)] for operands, fix in CALLER_FIXES.items()}
+    builds = runner.ablation_variants() + runner.ablation_without()
+    patterns = [(PRISTINE, "issue_pattern")] + [(e["variant"], "issue_pattern") for e in builds]
+    if (("patched", "issue_pattern")) not in patterns:  # a build without CO_BUILD_ABLATION: pristine vs the full series
+        patterns.append(("patched", "issue_pattern"))
+    return {operands: patterns + [(PRISTINE, fix), ("patched", fix)] for operands, fix in CALLER_FIXES.items()}
 
 
 def ablation_count_configs(runner: Runner) -> list[tuple[str, str, int]]:
@@ -132,7 +135,7 @@ def measure_ablation(runner: Runner, plan: Plan, seed: int = 0, headline: dict[s
     CUPTI child's Runner.counts of ablation_count_configs (None: asked of the runner here, which only a fake may
     do)."""
     configs = ablation_configs(runner)
-    noise_name = sample_name("unchanged", key_of(PRISTINE, "seed"))
+    noise_name = sample_name("unchanged", key_of(PRISTINE, "issue_pattern"))
     if headline is None:
         blocks = {name: (lambda b=block: b()["host_ns_per_call"] / 1e3)
                   for name, block in ablation_blocks(runner, plan.calls, plan.warmup).items()}
@@ -147,17 +150,17 @@ def measure_ablation(runner: Runner, plan: Plan, seed: int = 0, headline: dict[s
     missing = [name for by_name in names.values() for name in by_name if name not in samples]
     if missing:
         raise RuntimeError(f"no host times for {', '.join(missing)} (see the timings step's errors)")
-    host = {operands: summarize(samples, names[operands], sample_name(operands, key_of(PRISTINE, "seed")), timed)
+    host = {operands: summarize(samples, names[operands], sample_name(operands, key_of(PRISTINE, "issue_pattern")), timed)
             for operands in configs}
     if counted is None:
         counted = runner.counts(ablation_count_configs(runner), plan.count_calls)
     counts = {operands: {key_of(v, m): counted[f"{v}/{m}@{ROTATION if operands == 'changing' else 1}"]
                          for v, m in pairs} for operands, pairs in configs.items()}
-    result = {"variants": runner.ablation_variants(), "rotation": ROTATION, "rounds": rounds,
+    result = {"variants": runner.ablation_variants(), "without": runner.ablation_without(), "rotation": ROTATION, "rounds": rounds,
               "calls_per_sample": calls, "host": host, "counts_per_call": counts,
               "caller_fixes": CALLER_FIXES,
               "measured_in": "the timings step's rounds" if headline is not None else "its own rounds",
-              "note": "host us per call of the issue's pattern (seed) per build; ratios per round vs pristine seed"}
+              "note": "host us per call of the issue's pattern per build; ratios per round vs pristine CUTLASS"}
     return result, noise
 
 
@@ -171,14 +174,14 @@ def measure_layer(runner: Runner, plan: Plan, seed: int = 0) -> tuple[dict[str, 
                 v, md, mm, plan.layer_calls, plan.warmup, ROTATION, True)["host_ns_per_call"] / 1e3)
             blocks[f"{base}:loop"] = (lambda v=variant, md=mode, mm=m, b=base: record_loop(
                 runner.bench_layer(v, md, mm, plan.layer_calls, plan.warmup, ROTATION, False), gpu_samples, b))
-    noise = f"M={LAYER_MS[0]}:{key_of(PRISTINE, 'seed')}:host"
+    noise = f"M={LAYER_MS[0]}:{key_of(PRISTINE, 'issue_pattern')}:host"
     samples = harness.interleaved(blocks, plan.rounds, seed=seed, noise_block=noise)
     by_m: dict[str, Any] = {}
     for m in LAYER_MS:
         rows: dict[str, Any] = {}
         for variant, mode in LAYER_CONFIGS:
             base, key = f"M={m}:{key_of(variant, mode)}", key_of(variant, mode)
-            pristine = f"M={m}:{key_of(PRISTINE, 'seed')}"
+            pristine = f"M={m}:{key_of(PRISTINE, 'issue_pattern')}"
             host, loop = (harness.spread(samples[f"{base}:{what}"]).as_dict() for what in ("host", "loop"))
             gpu = harness.spread(gpu_samples[base]).as_dict()
             rows[key] = {"host_us_per_layer": host, "loop_us_per_layer": loop, "gpu_us_per_layer": gpu,
@@ -239,9 +242,9 @@ def measure_with(runner: Runner, plan: Plan, seed: int = 0, headline: dict[str, 
     return {"ablation": ablation, "layer": layer, "in_situ_ns": in_situ, "in_situ_spread_ns": in_situ_spread,
             "initialize_parts_ns": parts, "initialize_parts_spread_ns": parts_spread,
             "noise_floor": {**({"headline": {**ablation_noise.as_dict(),
-                                             "block": harness.noise_block_note(key_of(PRISTINE, "seed"))}}
+                                             "block": harness.noise_block_note(key_of(PRISTINE, "issue_pattern"))}}
                                if ablation_noise is not None else {}),
-                            "layer": {**layer_noise.as_dict(), "block": f"{PRISTINE}/seed, M={LAYER_MS[0]}, host"}}}
+                            "layer": {**layer_noise.as_dict(), "block": f"{PRISTINE}/issue_pattern, M={LAYER_MS[0]}, host"}}}
 
 
 class DeviceRunner:
@@ -257,6 +260,9 @@ class DeviceRunner:
 
     def ablation_variants(self) -> list[dict[str, Any]]:
         return ablation_variants()
+
+    def ablation_without(self) -> list[dict[str, Any]]:
+        return ablation_without()
 
     def layer_gemms(self) -> list[tuple[str, int, int]]:
         return [tuple(g) for g in self._module(PRISTINE).layer_gemms()]

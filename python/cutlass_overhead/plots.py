@@ -98,18 +98,18 @@ def plot_counts(fig: Any, results: Results) -> None:
             by_group[group_of(api, domains.get(api)).title][i] += n
     left, right = fig.subplots(1, 2)
     stacked_bars(left, keys, by_phase, lambda p: phase_color(results, p))
-    left.set_title("by phase of the seed's call")
+    left.set_title("by phase of a call of the issue's pattern")
     stacked_bars(right, keys, by_group, group_color)
     right.set_title("by API group")
     fig.suptitle(f"CUDA API calls per GEMM call (CUPTI), {shape_text(results)}")
 
 
 def host_segments(key: str, timing: dict[str, Any]) -> list[tuple[str, float]]:
-    """The host time as stacked (label, us) segments: phases for the seed modes, one bar otherwise."""
+    """The host time as stacked (label, us) segments: phases for the issue's pattern, one bar otherwise."""
     host = timing["host_us"]
     phases = {p: v for p, v in (timing.get("phase_us") or {}).items() if v > 0}
     mode = key.split("/")[1] if "/" in key else ""
-    if mode not in ("seed", "initialize_run") or not phases or "sync_each_call" in key:
+    if mode not in ("issue_pattern", "initialize_run") or not phases or "sync_each_call" in key:
         return [("host (not split)", host)]
     rest = host - sum(phases.values())
     return list(phases.items()) + ([(UNSPLIT, rest)] if rest > 0 else [])
@@ -278,9 +278,9 @@ def plot_timeline_panel(ax: Any, entry: dict[str, Any], start: float, min_width:
 def timeline_title(entry: dict[str, Any], split: dict[str, Any] | None) -> str:
     calls = entry.get("calls")
     if split:
-        return f"{entry['variant']}: seed calls 2–{calls} of {calls} (steady state; the first call is left out)"
+        return f"{entry['variant']}: calls 2–{calls} of {calls} (steady state; the first call is left out)"
     if calls:
-        return (f"{entry['variant']}: {calls} seed call{'s' if calls != 1 else ''}, the whole recording"
+        return (f"{entry['variant']}: {calls} call{'s' if calls != 1 else ''}, the whole recording"
                 " (calls not told apart)")
     return f"{entry['variant']}: the whole recording"
 
@@ -333,7 +333,7 @@ def plot_timeline(fig: Any, results: Results) -> None:
         plot_first_calls(fig.add_subplot(grid[1 + len(entries)]), entries, splits)
     names = [g for g in (*GROUP_NAMES, "kernels") if g in groups]
     legend_panel(legend_ax, {g: Patch(color=group_color(g)) for g in names}, ncol=3, loc="center")
-    fig.suptitle(f"API calls and kernels of consecutive seed calls, {shape_text(results)}", fontsize=11)
+    fig.suptitle(f"API calls and kernels of consecutive calls of the issue's pattern, {shape_text(results)}", fontsize=11)
 
 
 REST = "unexplained rest (measured - priced)"

@@ -79,7 +79,7 @@ def attribution_tables(attribution: dict[str, list[dict[str, Any]]]) -> list[str
 
 
 def candidates_table(rows: list[dict[str, Any]], base: float | None) -> str:
-    """Each candidate's host time (results.resolved) and over `base`, the issue's pattern's (timings original/seed),
+    """Each candidate's host time (results.resolved) and over `base`, the issue's pattern's (timings original/issue_pattern),
     as the site's table divides."""
     body = []
     for r in rows:
@@ -101,15 +101,15 @@ def print_report(reading: dict[str, Any]) -> None:
     parts = counts_tables(results.get("counts") or {}) + [timing_table(results)]
     parts.append(format_table("Unit costs (ns per call, alone)", ["probe", "ns"],
                               sorted((results.get("unit_costs_ns") or {}).items())))
-    parts.append(format_table("TMA descriptor encodes of one original seed call", ["phase", "dims", "box", "ns"],
+    parts.append(format_table("TMA descriptor encodes of one call of the issue's pattern on pristine CUTLASS", ["phase", "dims", "box", "ns"],
                               [[e["phase"], e["dims"], e["box"], e["ns"]] for e in results.get("encode_costs") or []]))
     parts += attribution_tables(results.get("attribution") or {})
     parts.append(format_table("Size sweep (us)", ["MxNxK", "kernel", "variant/mode", "sync", "host", "loop", "model"],
                               [[f"{r['m']}x{r['n']}x{r['k']}", r["kernel_us"], f"{r['variant']}/{r['mode']}",
                                 "yes" if r["sync_each_call"] else "no", r["host_us"], r["loop_us"], r["model_us"]]
                                for r in results.get("sweep") or []]))
-    parts.append(candidates_table(results.get("candidates_625") or [],
-                                  (results.get("timings") or {}).get("original/seed", {}).get("host_us")))
+    parts.append(candidates_table(results.get("candidates") or [],
+                                  (results.get("timings") or {}).get("original/issue_pattern", {}).get("host_us")))
     parts.append(format_table(f"loop / kernel at the issue-like shape (the issue reports {ISSUE_LOOP_US:g} / "
                               f"{ISSUE_KERNEL_US:g} = {ISSUE_LOOP_US / ISSUE_KERNEL_US:.2f})",
                               ["variant/mode", "sync", "kernel us", "loop us", "loop / kernel"],
@@ -120,7 +120,7 @@ def print_report(reading: dict[str, Any]) -> None:
     tracing = results.get("tracing_cost") or {}
     rows = [[k, v] for k, v in tracing.items() if isinstance(v, float)]
     rows += [[f"residue_check {k}", v] for k, v in (tracing.get("residue_check") or {}).items()]
-    parts.append(format_table("CUPTI tracing cost (original/seed host us per call)", ["", "value"], rows))
+    parts.append(format_table("CUPTI tracing cost (original/issue_pattern host us per call)", ["", "value"], rows))
     if results.get("verdict"):
         parts.append(verdict_text(results))
     if results.get("errors"):
@@ -160,11 +160,11 @@ def configs_text(configs: dict[str, Any]) -> str:
 
 def verdict_text(results: dict[str, Any]) -> str:
     """The verdict (analysis.verdict) beside the times it weighs, as the doctor and the report print it."""
-    v, seed = results["verdict"], results["timings"]["original/seed"]
-    host = seed["host_us"]
+    v, pattern = results["verdict"], results["timings"]["original/issue_pattern"]
+    host = pattern["host_us"]
     kernel = "-" if results.get("kernel_us") is None else f"{results['kernel_us']:.2f}"
     lines = [f"\n== Verdict: {v['bound']} ==",
-             f"the issue's pattern: host {host:.2f} us per call, loop {seed['loop_us']:.2f} us per iteration, "
+             f"the issue's pattern: host {host:.2f} us per call, loop {pattern['loop_us']:.2f} us per iteration, "
              f"kernel {kernel} us",
              f"host time of one call, {host:.2f} us, is:"]
     lines += [f"  {p['us']:8.2f} us  {p['part']}" for p in sorted(v["parts"], key=lambda p: -p["us"])

@@ -2,16 +2,16 @@
 
 What it measures, all in steady state (every loop is warmed up first), on one non-default stream:
 
-1. counts      CUDA runtime/driver API calls per GEMM call, by phase of the seed's runNvfp4Gemm (CUPTI)
+1. counts      CUDA runtime/driver API calls per GEMM call, by phase of the issue's runNvfp4Gemm (CUPTI)
 2. timings     host us per call, loop us per iteration and the phase split, per variant and mode (the -O0
                builds among them)
-3. unit costs  host ns of each CUDA API call the seed makes, alone, and of each TMA descriptor encode
+3. unit costs  host ns of each CUDA API call the issue's code makes, alone, and of each TMA descriptor encode
 4. attribution per phase: counts x unit costs against the measured phase time; the remainder is shown
 5. sweep       kernel, host and loop time over shapes, against the model loop = max(kernel, host)
 6. tracing    the cost of CUPTI tracing itself (a profiler attached)
-7. timeline    API calls and kernels of three seed calls, original vs patched
+7. timeline    API calls and kernels of three calls of the issue's pattern, original vs patched
 8. candidates  for the issue's 625 us loop around a 91 us kernel, each measured here
-9. targets     patched vs CUTLASS's own floor, original vs patched
+9. targets     patched vs the kept Gemm, original vs patched
 
 Once CUPTI has been used in a process, every later CUDA call in it stays slower, so the work is split in two:
 this process never touches CUPTI and takes every clean time (2, 3, the sweep's host and loop times);
@@ -114,7 +114,7 @@ def measure_all(ctx: Context, results: Results) -> Results:
         results.put(issue_shape_ratios=run_step(errors, "issue-like shape",
                                                 lambda: analysis.issue_shape_ratios(results)))
     if ctx.plan.runs("candidates"):  # the report's table of the issue's candidates; the doctor's are the verdict's
-        results.put(candidates_625=run_step(errors, "candidates", lambda: analysis.candidates_625(results, ctx.gpu)))
+        results.put(candidates=run_step(errors, "candidates", lambda: analysis.candidates(results, ctx.gpu)))
     results.put(targets=run_step(errors, "targets", lambda: analysis.targets(results)))
     results.put(verdict=run_step(errors, "verdict", lambda: analysis.verdict(results)))
     results.put(elapsed_s=time.monotonic() - started)

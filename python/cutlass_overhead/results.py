@@ -20,7 +20,10 @@ from typing import Any
 #   the counts entries of the issue's pattern, its params_bytes the top-level one;
 # - "from" (a candidate): the path of its host time;
 # - "sweep_row" (a ratio at the issue-like shape): the index of the sweep row it is of.
-SCHEMA = 2
+# 3: plain names. The modes "seed" and "floor" are "issue_pattern" and "kept_gemm" (keys "original/issue_pattern",
+# "patched/kept_gemm", ...), the target "patched_vs_floor" is "patched_vs_kept_gemm", the section "candidates_625" is
+# "candidates"; the ablation has "without" (cmake/Ablation.cmake, CO_ABLATION_WITHOUT).
+SCHEMA = 3
 
 
 @dataclass(slots=True)
@@ -64,7 +67,7 @@ class Results:
     attribution_prices: dict[str, Any] | None = None
     attribution: dict[str, Any] | None = None
     issue_shape_ratios: list[dict[str, Any]] | None = None
-    candidates_625: list[dict[str, Any]] | None = None
+    candidates: list[dict[str, Any]] | None = None
     targets: dict[str, Any] | None = None
     verdict: dict[str, Any] | None = None
     elapsed_s: float | None = None
@@ -143,16 +146,16 @@ def resolved(results: dict[str, Any]) -> dict[str, Any]:
                      for r in results.get("sweep") or []]
     if results.get("issue_shape_ratios") is not None:
         view["issue_shape_ratios"] = [{**view["sweep"][r["sweep_row"]], **r} for r in results["issue_shape_ratios"]]
-    if results.get("candidates_625") is not None:
-        view["candidates_625"] = [{**r, "host_us": value_at(results, r["from"])} if "from" in r else r
-                                  for r in results["candidates_625"]]
+    if results.get("candidates") is not None:
+        view["candidates"] = [{**r, "host_us": value_at(results, r["from"])} if "from" in r else r
+                                  for r in results["candidates"]]
     configs = results.get("configs")
     if configs:
         counts = results.get("counts") or {}
         view["configs"] = {**configs, "rows": [
             {**row, "params_bytes": results.get("params_bytes"),
              "host_us": {key: timings[key]["host"] for key in configs["modes"] if key in timings},
-             "counts": {v: counts[f"{v}/seed"] for v in configs.get("counted", []) if f"{v}/seed" in counts}}
+             "counts": {v: counts[f"{v}/issue_pattern"] for v in configs.get("counted", []) if f"{v}/issue_pattern" in counts}}
             if row.get("headline") else row for row in configs["rows"]]}
     ablation = results.get("ablation")
     if ablation:

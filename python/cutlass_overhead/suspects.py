@@ -29,7 +29,7 @@ from ._steps import Errors, attempt
 from .vocabulary import SUSPECTS
 from .workloads import ChildRunner, Context, Shape, Workload
 
-# The allocation beside each call: 1 MiB, a workspace-sized buffer (the seed's own workspace is often empty;
+# The allocation beside each call: 1 MiB (the issue's own workspace is often empty, so not its size;
 # the reading records the size).
 ALLOC_BYTES = 1 << 20
 # A load lasts about this long, longer than one loaded sample (plan.calls calls), and moves this much per copy.
@@ -74,8 +74,8 @@ def measure_under_load(ctx: Context, copies: bool) -> dict[str, Any]:
     ended_early: list[bool] = []
     copy_ms: list[float] = []
 
-    def seed_us() -> float:
-        return float(w.bench("original", "seed", p.calls, p.warmup)["host_ns_per_call"]) / 1e3
+    def pattern_us() -> float:
+        return float(w.bench("original", "issue_pattern", p.calls, p.warmup)["host_ns_per_call"]) / 1e3
 
     def attribute_us() -> float:
         return w.func_attribute_ns("MaxDynamicSharedMemorySize", True, ATTRIBUTE_CALLS) / 1e3
@@ -90,7 +90,7 @@ def measure_under_load(ctx: Context, copies: bool) -> dict[str, Any]:
             return us
         return sample
 
-    samples = harness.interleaved({BASELINE: seed_us, WITH: loaded(seed_us), ATTRIBUTE: attribute_us,
+    samples = harness.interleaved({BASELINE: pattern_us, WITH: loaded(pattern_us), ATTRIBUTE: attribute_us,
                                    ATTRIBUTE_LOADED: loaded(attribute_us)}, p.rounds, seed=2 if copies else 3)
     extra: dict[str, Any] = {"load_ms": LOAD_MS, "loaded_samples_where_the_load_ended_first": sum(ended_early),
                              "attribute_call_us": {"idle": harness.spread(samples[ATTRIBUTE]).as_dict(),

@@ -19,20 +19,22 @@ from .results import Results
 from .workloads import Context, Plan, Shape, Workload
 
 TIMING_KEYS: tuple[tuple[str, str], ...] = (
-    ("original", "seed"), ("patched", "seed"), ("direct", "seed"), ("O0", "seed"), ("O0_patched", "seed"),
-    ("original", "initialize_run"), ("patched", "initialize_run"), ("original", "floor"), ("patched", "floor"),
+    ("original", "issue_pattern"), ("patched", "issue_pattern"), ("direct", "issue_pattern"), ("O0", "issue_pattern"), ("O0_patched", "issue_pattern"),
+    ("original", "initialize_run"), ("patched", "initialize_run"), ("original", "kept_gemm"), ("patched", "kept_gemm"),
     ("original", "graph"), ("original", "bare_launch"), ("original", "bare_cluster_launch"),
-    ("original", "kernel_launch"))
+    ("original", "kernel_launch"),
+    # the caller's fix in a build without -O: does keeping the Gemm also remove most of the -O0 cost?
+    ("O0", "kept_gemm"), ("O0", "update_run"))
 # (variant, mode, sync_each_call) measured at every sweep shape; unsynced rows come first (the model needs them).
 SWEEP_CONFIGS: tuple[tuple[str, str, bool], ...] = (
-    ("original", "seed", False), ("patched", "seed", False), ("original", "floor", False),
-    ("original", "seed", True))
+    ("original", "issue_pattern", False), ("patched", "issue_pattern", False), ("original", "kept_gemm", False),
+    ("original", "issue_pattern", True))
 
 
 # The block timed twice per round for the run's A/A noise floor (harness.noise_floor): the issue's pattern.
-NOISE_BLOCK = key_of("original", "seed")
+NOISE_BLOCK = key_of("original", "issue_pattern")
 # The series at -O0 host code, against pristine CUTLASS at -O0: what the series saves in a build without -O.
-O0_SERIES, O0_PRISTINE = key_of("O0_patched", "seed"), key_of("O0", "seed")
+O0_SERIES, O0_PRISTINE = key_of("O0_patched", "issue_pattern"), key_of("O0", "issue_pattern")
 BenchBlock = Callable[[], dict[str, Any]]  # one bench() result: a loop of plan.calls calls
 
 
@@ -106,7 +108,7 @@ def measure_headline(ctx: Context, errors: Errors, extra: dict[str, BenchBlock] 
     builds with unchanged and changing operands, experiments.ablation_blocks), in one interleaved set of rounds.
     Each quantity at the headline shape is measured here once; the sweep, the ablation and the profiler cost reuse
     it."""
-    own = bench_blocks(ctx, ctx.headline, [(v, m, False) for v, m in TIMING_KEYS] + [("original", "seed", True)])
+    own = bench_blocks(ctx, ctx.headline, [(v, m, False) for v, m in TIMING_KEYS] + [("original", "issue_pattern", True)])
     blocks = {**{name: block for name, block in (extra or {}).items() if name not in own}, **own}
     samples, runs = run_interleaved(ctx, errors, blocks, "timings", NOISE_BLOCK)
     headline_samples = {

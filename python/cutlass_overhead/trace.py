@@ -38,7 +38,7 @@ class CallCounts:
 
 @contextmanager
 def count_calls() -> Iterator[CallCounts]:
-    """Counts every CUDA runtime and driver API call in the block, attributed to the seed's phases.
+    """Counts every CUDA runtime and driver API call in the block, attributed to the issue's phases.
 
     Sessions cannot be nested: a second count_calls() inside the block raises RuntimeError (there is one
     CUPTI subscriber and one set of counters; nesting would end the outer session early)."""

@@ -107,7 +107,7 @@ SUSPECTS = {
     "O0": "host code built -O0 (CMake with no build type, nvcc with no -O)",
     "sync": "cudaStreamSynchronize after every call",
     "profiler": "a profiler attached (CUPTI tracing, as Nsight Systems traces)",
-    "allocation": "a real cudaMalloc + cudaFree of a workspace-sized buffer beside every call",
+    "allocation": "a real cudaMalloc + cudaFree of 1 MiB beside every call",
     "copy_load": "pinned host-to-device copies in flight on another stream",
     "kernel_load": "a spinning kernel in flight on another stream",
     "first_call": "the first call of a process (lazy loading, one-time lookups), once per process",

@@ -29,8 +29,8 @@ class Plan:
     unit_iterations: int  # calls per unit-cost probe
     attribute_calls: int  # calls per cudaFuncSetAttribute or initialize()-part probe (experiments)
     layer_calls: int  # layer calls per layer sample, 4 launches each (experiments)
-    kernel_calls: int  # floor calls in the CUPTI timeline that gives the kernel time
-    timeline_calls: int  # seed calls in the timeline plot
+    kernel_calls: int  # kept-Gemm calls in the CUPTI timeline that gives the kernel time
+    timeline_calls: int  # calls of the issue's pattern in the timeline plot
     sweep_nk: tuple[int, ...]  # N = K values of the sweep
     search_steps: int  # kernel measurements spent finding a kernel as long as the issue's
     profile: str = "report"  # which steps run: PROFILES
@@ -101,7 +101,7 @@ class Workload(Protocol):
 
 
 class Kernel(Protocol):
-    """The GEMM family measured (SM90 stand-in or the seed's nvfp4) and the workloads it makes."""
+    """The GEMM family measured (SM90 stand-in or the issue's NVFP4 code) and the workloads it makes."""
 
     kind: str
     variants: tuple[str, ...]

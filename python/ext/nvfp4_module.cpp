@@ -1,4 +1,4 @@
-// Python module for one build of the seed's NVFP4 GEMM (original or patched CUTLASS).
+// Python module for one build of the issue's NVFP4 GEMM (original or patched CUTLASS).
 #include <nanobind/stl/string.h>
 
 #include "validate.h"
@@ -93,7 +93,7 @@ co::nvfp4::Operands built_config(int m, int n, int k, bool silu, bool bias) {
 
 #define CO_DEFINE_MODULE(name) NB_MODULE(name, m)
 CO_DEFINE_MODULE(CO_MODULE_NAME) {
-  m.doc() = "The seed's NVFP4 GEMM (NVIDIA/cutlass#3003), built as variant '" CO_VARIANT_NAME "'.";
+  m.doc() = "The issue's NVFP4 GEMM (NVIDIA/cutlass#3003), built as variant '" CO_VARIANT_NAME "'.";
   m.attr("variant") = CO_VARIANT_NAME;
   m.attr("built_archs") = CO_BUILT_ARCHS;
 
@@ -101,10 +101,10 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
                   uintptr_t stream) {
         co::nvfp4::Operands ops = operands(a, b, sfa, sfb, out, alpha, bias, silu);
         nb::gil_scoped_release release;
-        co::nvfp4::run_seed(ops, co::py::as_stream(stream));
+        co::nvfp4::run_issue_pattern(ops, co::py::as_stream(stream));
       },
       "a"_a, "b"_a, "scales_a"_a, "scales_b"_a, "out"_a, "alpha"_a = 1.f, "bias"_a.none() = nb::none(),
-      "silu"_a = false, "stream"_a = 0, "runNvfp4Gemm<T, silu, bias> through the seed's M-based dispatch.");
+      "silu"_a = false, "stream"_a = 0, "runNvfp4Gemm<T, silu, bias> through the issue's M-based dispatch.");
 
   m.def("bench", [](Array a, Array b, Array sfa, Array sfb, Array out, float alpha, nb::object bias, bool silu,
                     int mode, int iterations, int warmup, bool sync_each_call, uintptr_t stream) {
@@ -120,7 +120,7 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
       "a"_a, "b"_a, "scales_a"_a, "scales_b"_a, "out"_a, "alpha"_a, "bias"_a.none(), "silu"_a, "mode"_a,
       "iterations"_a, "warmup"_a, "sync_each_call"_a, "stream"_a);
 
-  m.def("config_name", &co::nvfp4::config_name, "m"_a, "The seed config the M-based dispatch picks.");
+  m.def("config_name", &co::nvfp4::config_name, "m"_a, "The config of the issue's code that the M-based dispatch picks.");
   m.def("config_built", &co::nvfp4::config_built, "m"_a, "silu"_a, "bias"_a);
   m.def("params_bytes", &co::nvfp4::params_bytes, "m"_a);
   m.def("workspace_bytes", [](int m_rows, int n, int k, bool silu, bool bias) {

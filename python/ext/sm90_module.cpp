@@ -67,10 +67,10 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
   m.def("run", [](Array a, Array b, nb::object c, Array d, float alpha, float beta, uintptr_t stream) {
         co::sm90::Operands ops = operands(a, b, c, d, alpha, beta);
         nb::gil_scoped_release release;
-        co::sm90::run_seed(ops, co::py::as_stream(stream));
+        co::sm90::run_issue_pattern(ops, co::py::as_stream(stream));
       },
       "a"_a, "b"_a, "c"_a.none(), "d"_a, "alpha"_a = 1.f, "beta"_a = 0.f, "stream"_a = 0,
-      "D = alpha * a @ b.T + beta * c, called in the seed's pattern (runNvfp4Gemm's body).");
+      "D = alpha * a @ b.T + beta * c, called in the issue's pattern (runNvfp4Gemm's body).");
 
   m.def("bench", [](Array a, Array b, nb::object c, Array d, float alpha, float beta, int mode, int iterations,
                     int warmup, bool sync_each_call, uintptr_t stream, int rotation, bool drain_between_calls,
@@ -137,7 +137,7 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
         return co::sm90::initialize_part_ns(ops, part.c_str(), iterations);
       },
       "a"_a, "b"_a, "d"_a, "part"_a, "iterations"_a,
-      "Mean host ns of one call of `part` (initialize_parts) with the seed's Arguments, after a first initialize().");
+      "Mean host ns of one call of `part` (initialize_parts) with the issue's Arguments, after a first initialize().");
 
   m.def("params_bytes", &co::sm90::params_bytes, "sizeof(Gemm::Params): the kernel's parameter block.");
   m.def("workspace_bytes", [](int m_rows, int n, int k) {
@@ -146,5 +146,5 @@ CO_DEFINE_MODULE(CO_MODULE_NAME) {
         ops.m = m_rows, ops.n = n, ops.k = k;
         return co::sm90::workspace_bytes(ops);
       },
-      "m"_a, "n"_a, "k"_a, "What get_workspace_size returns for this shape (the seed allocates it every call).");
+      "m"_a, "n"_a, "k"_a, "What get_workspace_size returns for this shape (the issue's code allocates it every call).");
 }

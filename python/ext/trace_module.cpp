@@ -90,7 +90,7 @@ NB_MODULE(_trace, m) {
       .def("in_flight", &co::trace::Load::in_flight, "Whether the load is still running.")
       .def_prop_ro("copy_ms", &co::trace::Load::copy_ms, "One copy's time, measured before the load started.");
 
-  // The seed's steps and the benchmark modes, with the names the C++ side gives them (phase_name,
+  // The steps and the benchmark modes, with the names the C++ side gives them (phase_name,
   // mode_name): Python and the tests use these enums instead of repeating names or integers.
   auto phase = nb::enum_<co::Phase>(m, "Phase", nb::is_arithmetic(), "The steps of runNvfp4Gemm, in order.");
   for (int p = 0; p < static_cast<int>(co::Phase::kCount); ++p) {

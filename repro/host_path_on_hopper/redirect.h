@@ -2,7 +2,7 @@
 // only. It redirects CUTLASS's driver entry-point lookups to driver_stand_in.cpp, which performs the
 // real lookup (so CUPTI sees and counts the same cudaGetDriverEntryPoint[ByVersion] calls) and, for
 // cuTensorMapEncodeTiled, hands back a wrapper that encodes FP4 descriptors through a byte-layout
-// stand-in the sm_90 driver accepts. Nothing else in CUTLASS or the seed changes.
+// stand-in the sm_90 driver accepts. Nothing else in CUTLASS or the code changes.
 // Measurement only: no tensor-core math ever runs in this build.
 #pragma once
 
