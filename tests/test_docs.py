@@ -77,6 +77,8 @@ def make_copy(root: Path) -> Path:
     shutil.copy(REPO / "python" / "cutlass_overhead" / "vocabulary.py", root / "python" / "cutlass_overhead")
     shutil.copy(REPO / "python" / "cutlass_overhead" / "results.py", root / "python" / "cutlass_overhead")
     shutil.copy(REPO / GLOSSARY, root / GLOSSARY)  # docs/reproduce.md includes it
+    (root / "repro").mkdir()  # docs/workarounds.md includes the kept Gemm's code
+    shutil.copy(REPO / "repro" / "kept_nvfp4_gemm.h", root / "repro")
     shutil.copy(REPO / "README.md", root)  # and the README's commands
     for name in loading.RUNS.values():
         path = root / loading.RESULTS / name / "results.json"
