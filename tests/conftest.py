@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -80,3 +83,26 @@ def torch_blackwell(torch_gpu: Any) -> Any:
     if missing:
         pytest.skip(f"NVFP4 variants unavailable: {missing}")
     return torch_gpu
+
+
+# CUDA 12.8's headers from the test extra's wheels: (package, a header it must hold, a line that shows it is 12.8's).
+CUDA_12_8_WHEELS = (("nvidia.cuda_runtime", "cuda.h", "#define CUDA_VERSION 12080"),
+                    ("nvidia.cuda_nvcc", "crt/host_config.h", None),
+                    ("nvidia.cuda_cupti", "cupti_version.h", "#define CUPTI_API_VERSION 26"))
+
+
+@pytest.fixture(scope="session")
+def cuda12_8_includes() -> list[str]:
+    """-I flags for CUDA 12.8's runtime, crt/ and CUPTI headers, for g++ host-only checks (no CUDA 12 nvcc here)."""
+    found = []
+    for package, probe, version in CUDA_12_8_WHEELS:
+        spec = importlib.util.find_spec(package)
+        include = Path(next(iter(spec.submodule_search_locations))) / "include" if spec else None
+        if include is None or not (include / probe).exists():
+            pytest.skip(f"{package} (CUDA 12.8 headers, the test extra) is not installed")
+        if version is not None:
+            assert version in (include / probe).read_text(), f"{include / probe} is not CUDA 12.8's"
+        found += ["-I", str(include)]
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is not on PATH")
+    return found

@@ -1,13 +1,11 @@
 """This repository's host-only sources compile against CUDA 12.8's headers, the issue's toolkit (a Thor build
 with CUDA 12.8 is `CO_CUDA_ARCHS=101a`). No CUDA 12 nvcc exists here, so the .cpp files every module links
 (the CUPTI recorder, the driver stand-in) are checked host-only by g++ against the headers of the CUDA 12.8
-runtime, nvcc and CUPTI wheels (the test extra). A syntax check, not a CUDA 12 build: the .cu files are not
-covered, and nothing is linked or run."""
+runtime, nvcc and CUPTI wheels (the test extra; conftest's cuda12_8_includes). A syntax check, not a CUDA 12
+build: the .cu files are not covered, and nothing is linked or run."""
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,27 +14,6 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = ["measure/trace/cupti_recorder.cpp", "repro/host_path_on_hopper/driver_stand_in.cpp"]
 INCLUDES = ["measure/trace", "repro"]
-# (package, a header it must hold, a line that shows it is CUDA 12.8's)
-WHEELS = (("nvidia.cuda_runtime", "cuda.h", "#define CUDA_VERSION 12080"),
-          ("nvidia.cuda_nvcc", "crt/host_config.h", None),
-          ("nvidia.cuda_cupti", "cupti_version.h", "#define CUPTI_API_VERSION 26"))
-
-
-@pytest.fixture(scope="module")
-def cuda12_8_includes() -> list[str]:
-    """-I flags for CUDA 12.8's runtime, crt/ and CUPTI headers."""
-    found = []
-    for package, probe, version in WHEELS:
-        spec = importlib.util.find_spec(package)
-        include = Path(next(iter(spec.submodule_search_locations))) / "include" if spec else None
-        if include is None or not (include / probe).exists():
-            pytest.skip(f"{package} (CUDA 12.8 headers, the test extra) is not installed")
-        if version is not None:
-            assert version in (include / probe).read_text(), f"{include / probe} is not CUDA 12.8's"
-        found += ["-I", str(include)]
-    if shutil.which("g++") is None:
-        pytest.skip("g++ is not on PATH")
-    return found
 
 
 def errors(source: Path, includes: list[str]) -> str:

@@ -120,26 +120,6 @@ CUDA12_CONFIGURATIONS = {
 }
 
 
-@pytest.fixture(scope="module")
-def cuda12_includes() -> list[str]:
-    """-I flags for CUDA 12.8's runtime headers and the crt/ headers nvcc ships beside them."""
-    import importlib.util
-
-    found = []
-    for package, probe in (("nvidia.cuda_runtime", "cudaTypedefs.h"), ("nvidia.cuda_nvcc", "crt/host_config.h")):
-        spec = importlib.util.find_spec(package)
-        include = Path(next(iter(spec.submodule_search_locations))) / "include" if spec else None
-        if include is None or not (include / probe).exists():
-            pytest.skip(f"{package} (CUDA 12.8 headers, the test extra) is not installed")
-        version = (include / "cuda.h").read_text() if (include / "cuda.h").exists() else ""
-        if package == "nvidia.cuda_runtime":
-            assert "#define CUDA_VERSION 12080" in version, f"{include / 'cuda.h'} is not CUDA 12.8's"
-        found += ["-I", str(include)]
-    if shutil.which("g++") is None:
-        pytest.skip("g++ is not on PATH")
-    return found
-
-
 def cuda12_errors(headers: Path, includes: list[str], extra: list[str]) -> str:
     """g++'s errors for the CUDA 12 source in one configuration, "" when it compiles."""
     done = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-x", "c++", "-D__CUDACC_VER_MAJOR__=12",
@@ -149,13 +129,13 @@ def cuda12_errors(headers: Path, includes: list[str], extra: list[str]) -> str:
 
 
 @pytest.mark.parametrize("name", list(CUDA12_CONFIGURATIONS))
-def test_patched_headers_compile_against_cuda_12_8_headers(patched_headers: Path, cuda12_includes: list[str],
+def test_patched_headers_compile_against_cuda_12_8_headers(patched_headers: Path, cuda12_8_includes: list[str],
                                                            name: str) -> None:
-    errors = cuda12_errors(patched_headers, cuda12_includes, CUDA12_CONFIGURATIONS[name])
+    errors = cuda12_errors(patched_headers, cuda12_8_includes, CUDA12_CONFIGURATIONS[name])
     assert errors == "", f"{name}: {errors}"
 
 
-def test_the_cuda_12_check_compiles_the_cuda_12_branch(patched_headers: Path, cuda12_includes: list[str],
+def test_the_cuda_12_check_compiles_the_cuda_12_branch(patched_headers: Path, cuda12_8_includes: list[str],
                                                        tmp_path: Path) -> None:
     """The check itself: a misspelled call in the cache's CUDA 12.x branch (cudaGetDriverEntryPoint without a
     version) fails there, and only there: the same headers still compile as CUDA 13 would see them."""
@@ -166,5 +146,5 @@ def test_the_cuda_12_check_compiles_the_cuda_12_branch(patched_headers: Path, cu
     call = "cudaError_t cuda_err = cudaGetDriverEntryPoint(\n"
     assert text.count(call) == 1, "the cache's CUDA 12.x lookup changed: update this test's edit"
     header.write_text(text.replace(call, "cudaError_t cuda_err = cudaGetDriverEntryPointMisspelled(\n"))
-    assert "cudaGetDriverEntryPointMisspelled" in cuda12_errors(broken, cuda12_includes, [CACHE])
-    assert cuda12_errors(broken, cuda12_includes, []) == ""  # the default branch does not name it
+    assert "cudaGetDriverEntryPointMisspelled" in cuda12_errors(broken, cuda12_8_includes, [CACHE])
+    assert cuda12_errors(broken, cuda12_8_includes, []) == ""  # the default branch does not name it

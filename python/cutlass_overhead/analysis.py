@@ -323,7 +323,7 @@ def suspect_rows(results: Results, half: float) -> list[dict[str, Any]]:
     if on and untraced:  # one process, separate loops, no rounds to pair: the quartiles bound the ratio
         ratio = {"median": on["median"] / untraced["median"], "q1": on["q1"] / untraced["q3"],
                  "q3": on["q3"] / untraced["q1"]}
-    rows.append(suspect_row(SUSPECTS["profiler"], ratio, untraced["median"] if untraced else base, half,
+    rows.append(suspect_row(SUSPECTS["profiler"], ratio, untraced["median"] if untraced else None, half,
                             "the CUPTI child's host time with tracing on over its own before any CUPTI use "
                             "(one process, a ratio of medians)"))
     found = results.suspects or {}
