@@ -6,8 +6,9 @@ by hand. A page marks each generated part as <!-- pr:NAME -->...<!-- /pr -->:
     floor   patched run(stream) against the driver's own launch of the same kernel (same results)
     issue   what the page's PR saves per call against what #3003 reports
     without the page's PR without the PR before it that the ablation leaves out (CO_ABLATION_WITHOUT; same results)
-    tests   the page's CUTLASS targets and break checks, and CUTLASS's own suites, as the H200 logs give them
-            (docs/results/h200-cutlass-tests/cutlass-suites-main-*.log)
+    tests   the page's CUTLASS targets and break checks, and CUTLASS's own suites, as the GPU logs give them
+            (docs/results/h200-cutlass-tests/cutlass-suites-main-*.log; the packed suites' runs in
+            docs/results/*-cutlass-suites/, a folder named for the GPU that ran them)
 
     python scripts/fill-pr-results.py           rewrite the pages
     python scripts/fill-pr-results.py --check   exit 1 and name the parts a page does not have as the results give
@@ -28,6 +29,7 @@ PATCH = REPO / "patch"
 RES = REPO / "docs/results"
 MAIN = RES / "h200-cutlass-main/results.json"
 TESTS = RES / "h200-cutlass-tests"
+SUITES = sorted(RES.glob("*-cutlass-suites"))  # gpu-evidence.sh's suites stage: one folder per GPU kind
 PART = re.compile(r"<!-- pr:([a-z0-9_]+) -->(.*?)<!-- /pr -->", re.S)
 
 def _project(stem: str) -> Any:
@@ -139,6 +141,12 @@ def log_lines(log: Path) -> dict[str, str]:
     return out
 
 
+def gpu_of(log: Path) -> str:
+    """The GPU a log's stamp names ("# gpu, driver: NVIDIA H100 80GB HBM3, 580.159.04" -> "NVIDIA H100 80GB HBM3")."""
+    m = re.search(r"^# gpu, driver: ([^,\n]+)", log.read_text(), re.M)
+    return m.group(1) if m else "unnamed GPU"
+
+
 def summary(said: str) -> str:
     """A gtest summary line as the logs give it ("rc 0; [  PASSED  ] 4 tests. [  SKIPPED ] 2 tests.") in words
     ("4 passed, 2 skipped"); anything else (a non-zero rc, a break check's verdict) as it is."""
@@ -179,8 +187,9 @@ def earlier_revision(logs: list[Path], folders: list[str]) -> str:
 
 
 def part_tests(folder: str, results: dict[str, Any]) -> str:
-    # CUTLASS's suites packed without a GPU with the whole series, one pack each (-LABEL-build), run on the H200 (-LABEL-run).
-    series_log, suites_logs = TESTS / "cutlass-suites-main-series-all.log", sorted(TESTS.glob("cutlass-suites-main-series-*-run.log"))
+    # CUTLASS's suites packed without a GPU with the whole series, one pack each (-LABEL-build), run on a GPU (-LABEL-run).
+    series_log = TESTS / "cutlass-suites-main-series-all.log"
+    suites_logs = sorted(log for d in SUITES for log in d.glob("cutlass-suites-main-series-*-run.log"))
     series, suites = log_lines(series_log), {k: v for log in suites_logs for k, v in log_lines(log).items()}
     mine = page_targets((PATCH / folder / "PR.md").read_text())
     lines = []
@@ -212,11 +221,13 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
     lines += [f"- `{t}`: {summary(series.get(t, 'not in the log'))}" for t in mine]
     lines += [f"- break check `{b}`: {series.get(b, 'not in the log')}" for b in series_breaks(folder)]
     ours = {t for other in PATCH.glob("pr*/PR.md") for t in page_targets(other.read_text())}
-    built = {k: v for log in sorted(TESTS.glob("cutlass-suites-main-series-*-build.log")) for k, v in log_lines(log).items()}
+    built = {k: v for d in SUITES for log in sorted(d.glob("cutlass-suites-main-series-*-build.log"))
+             for k, v in log_lines(log).items()}
     upstream = [t for t in dict.fromkeys([*suites, *built, *series]) if t.startswith("cutlass_test_unit_") and t not in ours]
-    lines += ["", "CUTLASS's own suites, whole series applied (the series log" + (
-        " and `cutlass-suites-main-series-*-run.log`, packed without a GPU" if suites_logs else "") + ")"
-        + earlier_revision([series_log, *suites_logs], everything) + ":"]
+    packed = ", ".join(sorted({f"`{log.parent.relative_to(REPO)}/`, packed without a GPU, run on an {gpu_of(log)}"
+                               for log in suites_logs}))
+    lines += ["", "CUTLASS's own suites, whole series applied (the series log" + (f"; {packed}" if packed else "") + ")"
+              + earlier_revision([series_log, *suites_logs], everything) + ":"]
     for t in upstream:
         ran = [v for v in (suites.get(t), series.get(t)) if v and v.startswith("rc ") and not v.startswith("rc 124")]
         if ran:

@@ -26,7 +26,7 @@
 #   suites   CUTLASS's own suites packed without a GPU, $CUTLASS_SUITES_BINS = "TAR|SERIES|LABEL ..."
 #            (scripts/cutlass-suites.sh PHASE=build; SERIES a series file or PR folders joined by commas), run
 #            here in a call of their own (with "cutlass" in one call they came within 5 s of its 600 s)
-#            -> OUT/h200-cutlass-tests/
+#            -> OUT/<gpu>-cutlass-suites/, named for the GPU that ran them (h100, h200: either may be lent)
 # Both packages are regular (not editable) installs: an editable install's import hook would shadow the
 # v4.3.5 package that PYTHONPATH puts first.
 # Env: TEST_ARGS (extra pytest arguments), REPORT_435_ARGS (e.g. --quick for the v4.3.5 report), NVFP4_VERSIONS
@@ -192,7 +192,9 @@ stage_suites() {
   # SERIES_TARGETS="" SUITES="<the two cluster GEMM suites>" (SERIES=none, SERIES=pr1-portable-clusters):
   #   SUITES_RUN_TIMEOUT=110 CUTLASS_SUITES_BINS="pristine.tar.xz|none|main-pristine pr1.tar.xz|pr1-portable-clusters|main-pr1-alone"
   # (fill-pr-results.py puts main-pristine's line beside a suite that PR 1 alone did not finish).
-  local dir=$out/h200-cutlass-tests src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)} packed tarball prs label
+  local gpu dir src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)} packed tarball prs label
+  gpu=$($PY python/cutlass_overhead/stamp.py --gpu-tag)
+  dir=$out/$gpu-cutlass-suites
   mkdir -p "$dir"
   for packed in ${CUTLASS_SUITES_BINS:?set CUTLASS_SUITES_BINS}; do
     IFS='|' read -r tarball prs label <<< "$packed"

@@ -118,3 +118,12 @@ def test_every_reading_is_stamped_with_its_platform() -> None:
     gpu = {"name": "SYNTHETIC GPU", "major": 9, "minor": 0}
     stamped = stamp.stamp(gpu, None, True, [])
     assert stamped["platform"] == stamp.platform_info()
+
+
+@pytest.mark.parametrize("smi, tag", [("NVIDIA H100 80GB HBM3\n", "h100"), ("NVIDIA H200\nNVIDIA H200\n", "h200"),
+                                      (None, "gpu")])
+def test_a_suites_folder_is_named_for_the_gpu_that_ran_it(monkeypatch: pytest.MonkeyPatch, smi: str | None,
+                                                         tag: str) -> None:
+    # gpu-evidence.sh's suites stage writes OUT/<tag>-cutlass-suites/: a lent H100 is never filed as an H200.
+    monkeypatch.setattr(stamp, "_run_text", lambda cmd: smi if cmd[0] == "nvidia-smi" else None)
+    assert stamp.gpu_tag() == tag

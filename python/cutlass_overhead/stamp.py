@@ -7,6 +7,7 @@ import argparse
 import ctypes
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -243,6 +244,14 @@ def stamp_lines(series: Sequence[Path] = (), cutlass: str | None = None, notes: 
     return lines + list(notes)
 
 
+def gpu_tag() -> str:
+    """The name a results folder takes for the first GPU: "NVIDIA H100 80GB HBM3" -> "h100", "NVIDIA H200" -> "h200"
+    (a lent machine may be either); "gpu" when nvidia-smi names no such model."""
+    name = (_run_text(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"]) or "").strip()
+    model = re.search(r"\b([A-Z]+[0-9]+)\b", name.splitlines()[0] if name else "")
+    return model.group(1).lower() if model else "gpu"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m cutlass_overhead.stamp",
                                  description="The provenance stamp of a script's results: one 'key: value' a line.")
@@ -252,7 +261,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--note", action="append", default=[], help="a line to add as it is; repeatable")
     ap.add_argument("--repo", type=Path, help="the checkout whose commit to stamp (default: the current directory)")
     ap.add_argument("--prefix", default="", help="put before every line (e.g. '# ')")
+    ap.add_argument("--gpu-tag", action="store_true", help="print only the GPU's results-folder name (h100, h200)")
     args = ap.parse_args(argv)
+    if args.gpu_tag:
+        print(gpu_tag())
+        return 0
     series = [s.resolve() for s in args.series]
     if args.repo:
         os.chdir(args.repo)
