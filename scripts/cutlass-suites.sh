@@ -18,6 +18,9 @@
 #   SUITES (default: the upstream targets below; "" builds none), SERIES_TARGETS (default: the series' targets below; "" builds
 #   CUTLASS's suites only), BREAKS=1 (run phase: build the break checks, all at once, each in its own tree, then run
 #   them one after the other).
+#   One commit at a time: COMMITS=N applies only the first N patches of SERIES (each commit builds and passes its own
+#   tests); PARENT_CODE=1 then puts include/ back as the commit before the last had it, so the last commit's tests
+#   meet the code without it and must fail (FILTER: its tests; a test file that no longer compiles fails too).
 set -uo pipefail
 src=${1:?usage: scripts/cutlass-suites.sh CUTLASS_GIT OUT_DIR}
 out=${2:?usage: scripts/cutlass-suites.sh CUTLASS_GIT OUT_DIR}
@@ -88,9 +91,10 @@ series_patches() {  # the patches SERIES names, in order, one path a line (none:
   fi
 }
 
-tree() {  # tree DIR: a clone of BASE with the series applied as commits
+tree() {  # tree DIR: a clone of BASE with the series (its first COMMITS patches) applied as commits
   rm -rf "$1" && git clone -q "$src" "$1" && git -C "$1" checkout -q --detach "${BASE:-HEAD}" &&
-    series_patches | xargs -r git -C "$1" -c user.name=t -c user.email=t@localhost am -q
+    series_patches | head -n "${COMMITS:-999999}" | xargs -r git -C "$1" -c user.name=t -c user.email=t@localhost am -q &&
+    if [ "${PARENT_CODE:-0}" = 1 ]; then git -C "$1" checkout -q HEAD~1 -- include; fi
 }
 
 configure() {  # configure SRC BUILD
@@ -175,6 +179,8 @@ status=0
 pids=()
 : > "$log"
 stamp || { say "## result: FAIL (stamp)"; exit 1; }
+[ -n "${COMMITS:-}" ] && say "# applied: the first $COMMITS patches$([ "${PARENT_CODE:-0}" = 1 ] &&
+  echo ", then include/ as before the last (its tests, filter ${FILTER:-*}, must fail)")"
 all_targets="$SERIES_TARGETS $SUITES"
 
 if [ "$phase" = build ] || [ "$phase" = all ]; then
@@ -186,7 +192,8 @@ if [ "$phase" = build ] || [ "$phase" = all ]; then
   configure "$work/src" "$work/build" || { say "## result: FAIL (configure)"; exit 1; }
   start=$(date +%s)
   # BUILD_TIMEOUT (s): stop there and run what was built; a target left unbuilt is reported as such.
-  timeout "${BUILD_TIMEOUT:-0}" ninja -C "$work/build" -k 0 -j "$jobs" $all_targets > "$work/build.log" 2>&1 || status=1
+  timeout "${BUILD_TIMEOUT:-0}" ninja -C "$work/build" -k 0 -j "$jobs" $all_targets > "$work/build.log" 2>&1 ||
+    [ "${PARENT_CODE:-0}" = 1 ] || status=1  # without the commit's code a test file may not compile: the run says so
   grep -E '^FAILED|error:' "$work/build.log" | head -20 | tee -a "$log"
   for t in $all_targets; do
     b=$(binary "$work/build" "$t")
@@ -209,6 +216,13 @@ if [ "$phase" = run ] || [ "$phase" = all ]; then
   say "## run: ${SHARDS:-$(nproc)} gtest shards at once, ${RUN_TIMEOUT:-300} s per shard"
   for t in $all_targets; do
     b=$(binary "$work/build" "$t")
+    if [ "${PARENT_CODE:-0}" = 1 ]; then  # the last commit's tests on the code before it: each must fail
+      if [ -z "$b" ]; then say "$t: FAILED as it must (does not compile without the commit's code)"
+      elif result=$(run_binary "$b" "${FILTER:-*}"); then say "$t: PASSED without the commit's code ($result)"; status=1
+      else say "$t: FAILED as it must ($result)"
+      fi
+      continue
+    fi
     [ -n "$b" ] || { say "$t: not built"; status=1; continue; }
     result=$(run_binary "$b") || status=1
     say "$t: $result"
