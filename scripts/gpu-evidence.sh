@@ -187,7 +187,8 @@ page_targets() {  # page_targets PR_FOLDER: the CUTLASS targets its PR.md names 
 stage_suites() {
   # CUTLASS's own suites packed on a machine without a GPU (PHASE=build scripts/cutlass-suites.sh), run here, each
   # alone on the machine (the GEMM suites check against a host reference on every core), in a call of their own:
-  # $CUTLASS_SUITES_BINS = "TAR|SERIES|LABEL ..." (SERIES a series file or PR folders joined by commas, or none).
+  # $CUTLASS_SUITES_BINS = "TAR|SERIES|LABEL[|SETTINGS] ..." (SERIES a series file or PR folders joined by commas, or
+  # none; SETTINGS the pack's one-commit settings, e.g. COMMITS=1,PARENT_CODE=1,FILTER=..., as it was built with).
   # The committed comparison of PR 1 with pristine main, each packed with PHASE=build STUB_LIBCUDA=1
   # SERIES_TARGETS="" SUITES="<the two cluster GEMM suites>" (SERIES=none, SERIES=pr1-portable-clusters):
   #   SUITES_RUN_TIMEOUT=110 CUTLASS_SUITES_BINS="pristine.tar.xz|none|main-pristine pr1.tar.xz|pr1-portable-clusters|main-pr1-alone"
@@ -197,9 +198,9 @@ stage_suites() {
   dir=$out/$gpu-cutlass-suites
   mkdir -p "$dir"
   for packed in ${CUTLASS_SUITES_BINS:?set CUTLASS_SUITES_BINS}; do
-    IFS='|' read -r tarball prs label <<< "$packed"
+    IFS='|' read -r tarball prs label settings <<< "$packed"
     mkdir -p "$dir/suites" && cp "$tarball" "$dir/suites/cutlass-suites-bin.tar.xz"
-    PHASE=run SERIES="${prs//,/ }" SERIES_TARGETS="" LABEL=$label REPO_COMMIT=$CO_GIT_COMMIT \
+    env ${settings//,/ } PHASE=run SERIES="${prs//,/ }" SERIES_TARGETS="" LABEL=$label REPO_COMMIT=$CO_GIT_COMMIT \
       RUN_TIMEOUT=${SUITES_RUN_TIMEOUT:-200} scripts/cutlass-suites.sh "$src" "$dir/suites" > /dev/null 2>&1 || status=1
     mv "$dir/suites/cutlass-suites-$label-run.log" "$dir/" && rm -rf "$dir/suites"
   done
