@@ -193,27 +193,27 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
     series, suites = log_lines(series_log), {k: v for log in suites_logs for k, v in log_lines(log).items()}
     mine = page_targets((PATCH / folder / "PR.md").read_text())
     lines = []
-    # This PR alone on main (with PR 2 for PRs 3 and 4, whose tests build on its test file): its targets, built
-    # on the GPU machine (-all), and CUTLASS's suites packed without a GPU and run there (-run).
-    alone_logs = sorted(TESTS.glob(f"cutlass-suites-main-{folder.split('-', 1)[0]}-alone-*.log"))
+    # This PR alone on main (with PR 2 for PRs 3 and 4, whose tests build on its test file): its targets, built and
+    # run on the GPU machine.
+    prefix = folder.split("-", 1)[0]
+    alone_logs = sorted(TESTS.glob(f"cutlass-suites-main-{prefix}-alone-*.log"))
     alone = {k: v for log in alone_logs for k, v in log_lines(log).items()}
-    # The same packed suites on pristine main in the same time limit (SERIES=none), where they were run beside it.
-    pristine_log = TESTS / "cutlass-suites-main-pristine-run.log"
-    pristine = log_lines(pristine_log)
     if alone_logs:
         named = ", ".join(f"`{log.relative_to(REPO)}`" for log in alone_logs)
         lines.append(f"This PR alone on main ({named}){earlier_revision(alone_logs, [folder])}:")
         lines += [f"- `{t}`: {summary(alone.get(t, 'not run alone (docs/results/h200-cutlass-tests/README.md says why)'))}"
                   for t in mine]
-        for t, v in alone.items():
-            if t.startswith("cutlass_test_unit_") and t not in mine and v.startswith("rc "):
-                if v.startswith("rc 124") and "FAILED" not in v:
-                    passed = re.search(r"PASSED *\] (\d+)", v)
-                    v = (f"not finished: a shard reached the time limit (rc 124); {passed.group(1) if passed else 0} tests "
-                         "passed in the shards that finished, none failed (docs/results/h200-cutlass-tests/README.md)")
-                    if t in pristine:
-                        v += f"; pristine main, same limit (`{pristine_log.relative_to(REPO)}`): {pristine[t]}"
-                lines.append(f"- `{t}` (CUTLASS's suite): {v}")
+        lines.append("")
+    # One commit at a time (COMMITS=N), and each commit's tests on the code before it (PARENT_CODE=1).
+    commit_logs = sorted((log for d in [TESTS, *SUITES] for log in d.glob(f"cutlass-suites-main-{prefix}-0*.log")
+                          if not log.name.endswith("-build.log")), key=lambda log: (log.name[:-8], log.name))
+    if commit_logs:
+        where = ", ".join(sorted({f"`{log.parent.relative_to(REPO)}/`" for log in commit_logs}))
+        lines.append(f"One commit at a time ({where}){earlier_revision(commit_logs, [folder])}:")
+        for log in commit_logs:
+            commit, parent = re.match(rf"cutlass-suites-main-{prefix}-(\d+)(-parent-code)?", log.name).groups()
+            lines += [f"- `{commit}`{' tests, on the code before it' if parent else ''}: `{t}` {summary(v)}"
+                      for t, v in log_lines(log).items() if t.startswith("cutlass_test_unit_")]
         lines.append("")
     everything = sorted({entry.split("/", 1)[0] for entry in VOCABULARY.series_entries(PATCH / "series")})
     lines.append(f"This PR's targets and break checks, whole series applied (`{series_log.relative_to(REPO)}`)"
