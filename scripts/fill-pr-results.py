@@ -224,8 +224,7 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
     built = {k: v for d in SUITES for log in sorted(d.glob("cutlass-suites-main-series-*-build.log"))
              for k, v in log_lines(log).items()}
     upstream = [t for t in dict.fromkeys([*suites, *built, *series]) if t.startswith("cutlass_test_unit_") and t not in ours]
-    packed = ", ".join(sorted({f"`{log.parent.relative_to(REPO)}/`, packed without a GPU, run on an {gpu_of(log)}"
-                               for log in suites_logs}))
+    packed = ", ".join(sorted({f"`{log.parent.relative_to(REPO)}/`, packed, on an {gpu_of(log)}" for log in suites_logs}))
     lines += ["", "CUTLASS's own suites, whole series applied (the series log" + (f"; {packed}" if packed else "") + ")"
               + earlier_revision([series_log, *suites_logs], everything) + ":"]
     for t in upstream:

@@ -25,6 +25,7 @@ def test_pr_pages_match_the_committed_results() -> None:
 def test_each_pr_page_refs_the_issue_and_fits_a_page(page: Path) -> None:
     text = page.read_text()
     assert "Refs #3003" in text and "Fixes #3003" not in text
+    assert "are in the submitter's repository" in text.split("\n## ")[0], "the page does not say where its paths are"
     assert len(text.encode()) <= 10_000, f"{page} is {len(text.encode())} bytes"
 
 
