@@ -10,30 +10,31 @@
 #            Blackwell modules exist and their non-Blackwell guard is tested), and in parallel against the
 #            CUTLASS v4.3.5 tree in $CUTLASS_435_DIR (the issue's version) into a directory of its own, and with
 #            $CUTLASS_MAIN_DIR (pristine CUTLASS main, the PR target) the SM90 stand-in and its per-PR ablation there.
-#   test     the whole test suite with coverage and compute-sanitizer  -> OUT/h200/{build,pytest,memcheck}.log
+#   test     the whole test suite with coverage and compute-sanitizer  -> OUT/<gpu>/{build,pytest,memcheck}.log
 #   breaks   the GPU tests that name a commit, run against the ablation build without it (they must fail)
-#            -> OUT/h200/pytest-break-checks.log
+#            -> OUT/<gpu>/pytest-break-checks.log
 #   report   the full report (timings, CUPTI counts, unit costs, experiments and ablation)
-#            -> OUT/h200/ (4.2.0), OUT/h200-cutlass-v4.3.5/ (v4.3.5), OUT/h200-cutlass-main/ (main)
+#            -> OUT/<gpu>/ (4.2.0), OUT/<gpu>-cutlass-v4.3.5/ (v4.3.5), OUT/<gpu>-cutlass-main/ (main)
 #   asserts  the SM90 stand-in's -O0 variant built with NDEBUG kept (CO_O0_DEVICE_ASSERTS=OFF), a --quick report
 #            and the assert calls in each module's machine code: is the -O0 kernel slower for its device-side asserts?
-#            -> OUT/h200-o0-without-asserts/
+#            -> OUT/<gpu>-o0-without-asserts/
 #   nvfp4    cutlass-overhead-doctor --every-config on the SM90 stand-in and on the issue's NVFP4 code's host path on
-#            Hopper (measurement only, no tensor-core math), both CUTLASS versions  -> OUT/h200-nvfp4-host-path/
+#            Hopper (measurement only, no tensor-core math), both CUTLASS versions  -> OUT/<gpu>-nvfp4-host-path/
 #   cutlass  on CUTLASS main with patch/series applied by git am ($CUTLASS_MAIN_GIT; BASE the pristine commit),
 #            built with CUTLASS's CMake: the series' test targets and their break checks, and each PR alone
-#            with its targets -> OUT/h200-cutlass-tests/
+#            with its targets -> OUT/<gpu>-cutlass-tests/
 #   suites   CUTLASS's own suites packed without a GPU, $CUTLASS_SUITES_BINS = "TAR|SERIES|LABEL ..."
 #            (scripts/cutlass-suites.sh PHASE=build; SERIES a series file or PR folders joined by commas), run
 #            here in a call of their own (with "cutlass" in one call they came within 5 s of its 600 s)
-#            -> OUT/<gpu>-cutlass-suites/, named for the GPU that ran them (h100, h200: either may be lent)
+#            -> OUT/<gpu>-cutlass-suites/
 # Both packages are regular (not editable) installs: an editable install's import hook would shadow the
 # v4.3.5 package that PYTHONPATH puts first.
 # Env: TEST_ARGS (extra pytest arguments), REPORT_435_ARGS (e.g. --quick for the v4.3.5 report), NVFP4_VERSIONS
 # (the CUTLASS versions the nvfp4 stage reads, default "4.2.0 4.3.5").
 # Offline machines: `. scripts/offline-inputs.sh unpack DIR` first (the wheels, the CUTLASS trees, googletest;
 # see there); keep nanobind and scikit-build-core in the environment; nothing is built in an isolated environment.
-# Every output directory gets stamp.txt: GPU, driver, CUDA, CUTLASS, patch series, repository commit.
+# Every output directory gets stamp.txt: GPU, driver, CUDA, CUTLASS, patch series, repository commit. <gpu> is the GPU's
+# name (h200, h100: a lent machine may be either; stamp.py --gpu-tag), so no run is filed under another GPU's name.
 set -uo pipefail
 out=${1:?usage: scripts/gpu-evidence.sh OUT_DIR STAGE...}
 shift
@@ -51,6 +52,7 @@ if [ -z "${CO_GIT_COMMIT:-}" ]; then
 fi
 export CO_GIT_COMMIT
 PY=${PYTHON:-python3}
+gpu=$($PY python/cutlass_overhead/stamp.py --gpu-tag)
 site435=${SITE_435:-$root/build/site-435}  # the v4.3.5 package, first on PYTHONPATH when used
 sitemain=${SITE_MAIN:-$root/build/site-main}  # the CUTLASS main package (CUTLASS_MAIN_DIR), likewise
 siteo0=${SITE_O0:-$root/build/site-o0-without-asserts}  # the SM90 stand-in's -O0 variant keeping NDEBUG (CO_O0_DEVICE_ASSERTS=OFF)
@@ -62,8 +64,8 @@ stamp() {  # stamp DIR CUTLASS_LABEL SERIES_FILE: the package's stamp writer (co
 }
 
 stage_build() {
-  local log=$out/h200/build.log log435=$out/h200-cutlass-v4.3.5/build.log
-  mkdir -p "$out/h200" "$out/h200-cutlass-v4.3.5"
+  local log=$out/$gpu/build.log log435=$out/$gpu-cutlass-v4.3.5/build.log
+  mkdir -p "$out/$gpu" "$out/$gpu-cutlass-v4.3.5"
   if [ -n "${CUTLASS_435_DIR:-}" ]; then
     # The host-path-on-hopper profile, with its -O0 variants: the issue's version's -O0 row (issue 18).
     ( export CUTLASS_DIR=$CUTLASS_435_DIR CO_PROFILE=host-path-on-hopper
@@ -74,19 +76,19 @@ stage_build() {
   fi
   if [ -n "${CUTLASS_MAIN_DIR:-}" ]; then
     # The PR target: the SM90 stand-in against CUTLASS main and each PR's prefix of patch/series (the ablation).
-    mkdir -p "$out/h200-cutlass-main"
+    mkdir -p "$out/$gpu-cutlass-main"
     ( export CUTLASS_DIR=$CUTLASS_MAIN_DIR CO_PROFILE=ablation
       time $PY -m pip install --no-build-isolation --no-deps --no-index -v --upgrade --target "$sitemain" . \
         -Cbuild-dir=build/main
-    ) > "$out/h200-cutlass-main/build.log" 2>&1 &
+    ) > "$out/$gpu-cutlass-main/build.log" 2>&1 &
     pid_main=$!
   fi
   # The -O0 question (docs/results/h200-o0-without-asserts/): the SM90 stand-in with its -O0 variant keeping NDEBUG.
-  mkdir -p "$out/h200-o0-without-asserts"
+  mkdir -p "$out/$gpu-o0-without-asserts"
   ( export CO_CUDA_ARCHS=90a CO_BUILD_EXPERIMENTS=ON CO_O0_DEVICE_ASSERTS=OFF
     time $PY -m pip install --no-build-isolation --no-deps --no-index -v --upgrade --target "$siteo0" . \
       -Cbuild-dir=build/o0-without-asserts
-  ) > "$out/h200-o0-without-asserts/build.log" 2>&1 &
+  ) > "$out/$gpu-o0-without-asserts/build.log" 2>&1 &
   pid_o0=$!
   ( export CO_PROFILE=evidence
     time $PY -m pip install --no-build-isolation --no-deps --no-index -v . -Cbuild-dir=build/gpu
@@ -96,15 +98,15 @@ stage_build() {
     wait $pid_435 || { echo "v4.3.5 build failed; see $log435"; tail -40 "$log435"; status=1; }
     tail -3 "$log435"
   fi
-  wait $pid_o0 || { echo "-O0 without asserts build failed"; tail -40 "$out/h200-o0-without-asserts/build.log"; status=1; }
+  wait $pid_o0 || { echo "-O0 without asserts build failed"; tail -40 "$out/$gpu-o0-without-asserts/build.log"; status=1; }
   if [ -n "${CUTLASS_MAIN_DIR:-}" ]; then
-    wait $pid_main || { echo "main build failed"; tail -40 "$out/h200-cutlass-main/build.log"; status=1; }
-    tail -3 "$out/h200-cutlass-main/build.log"
+    wait $pid_main || { echo "main build failed"; tail -40 "$out/$gpu-cutlass-main/build.log"; status=1; }
+    tail -3 "$out/$gpu-cutlass-main/build.log"
   fi
 }
 
 stage_test() {
-  local dir=$out/h200
+  local dir=$out/$gpu
   stamp "$dir" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0
   cp "$dir/stamp.txt" "$dir/pytest.log"
   CO_RESULTS_DIR="$dir" $PY -m pytest tests/ ${TEST_ARGS:-} -rfEs --tb=short --durations=10 --cov=cutlass_overhead --cov-report=term 2>&1 \
@@ -114,21 +116,21 @@ stage_test() {
 
 stage_breaks() {
   # The GPU tests that name a commit of the series fail on the ablation build without it.
-  $PY scripts/pytest_break_checks.py "$out/h200/pytest-break-checks.log" || status=1
+  $PY scripts/pytest_break_checks.py "$out/$gpu/pytest-break-checks.log" || status=1
 }
 
 stage_report() {
-  stamp "$out/h200" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0
-  $PY -m cutlass_overhead --out "$out/h200" 2>&1 | tee "$out/h200/report.log" || status=1
+  stamp "$out/$gpu" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0
+  $PY -m cutlass_overhead --out "$out/$gpu" 2>&1 | tee "$out/$gpu/report.log" || status=1
   if [ -d "$site435/cutlass_overhead" ]; then
-    stamp "$out/h200-cutlass-v4.3.5" "v4.3.5 ($CUTLASS_435_DIR)" series-v4.3.5
-    (cd /tmp && PYTHONPATH=$site435 $PY -m cutlass_overhead --out "$out/h200-cutlass-v4.3.5" ${REPORT_435_ARGS:-}) 2>&1 \
-      | tee "$out/h200-cutlass-v4.3.5/report.log" || status=1
+    stamp "$out/$gpu-cutlass-v4.3.5" "v4.3.5 ($CUTLASS_435_DIR)" series-v4.3.5
+    (cd /tmp && PYTHONPATH=$site435 $PY -m cutlass_overhead --out "$out/$gpu-cutlass-v4.3.5" ${REPORT_435_ARGS:-}) 2>&1 \
+      | tee "$out/$gpu-cutlass-v4.3.5/report.log" || status=1
   fi
   if [ -d "$sitemain/cutlass_overhead" ]; then
-    stamp "$out/h200-cutlass-main" "main $(git -C "$CUTLASS_MAIN_DIR" log -1 --format=%s 2>/dev/null | grep -o '[0-9a-f]\{9\}' | head -1) ($CUTLASS_MAIN_DIR)" series
-    (cd /tmp && PYTHONPATH=$sitemain $PY -m cutlass_overhead --out "$out/h200-cutlass-main" ${REPORT_MAIN_ARGS:-}) 2>&1 \
-      | tee "$out/h200-cutlass-main/report.log" || status=1
+    stamp "$out/$gpu-cutlass-main" "main $(git -C "$CUTLASS_MAIN_DIR" log -1 --format=%s 2>/dev/null | grep -o '[0-9a-f]\{9\}' | head -1) ($CUTLASS_MAIN_DIR)" series
+    (cd /tmp && PYTHONPATH=$sitemain $PY -m cutlass_overhead --out "$out/$gpu-cutlass-main" ${REPORT_MAIN_ARGS:-}) 2>&1 \
+      | tee "$out/$gpu-cutlass-main/report.log" || status=1
   fi
 }
 
@@ -136,7 +138,7 @@ stage_asserts() {
   # Why the -O0 build's kernel is slower: nvcc's -O is the host level only, so its device code differs from the
   # Release build's by -UNDEBUG alone (device-side asserts). The same stand-in with NDEBUG kept, a short report, and
   # the assert calls in each module's machine code.
-  local dir=$out/h200-o0-without-asserts
+  local dir=$out/$gpu-o0-without-asserts
   stamp "$dir" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0
   (cd /tmp && PYTHONPATH=$siteo0 $PY -m cutlass_overhead --quick --out "$dir") 2>&1 | tee "$dir/report.log" || status=1
   # A device-side assert is a call to __assertfail: an undefined symbol in the module's cubin (no GPU needed).
@@ -156,7 +158,7 @@ stage_asserts() {
 stage_nvfp4() {
   # The doctor, --every-config, on the SM90 stand-in and on the issue's NVFP4 code built for sm_90a (host path only,
   # the kernel never runs), against the 4.2.0 wheel (the installed package) and the issue's v4.3.5 ($site435).
-  local dir=$out/h200-nvfp4-host-path kind version flag site
+  local dir=$out/$gpu-nvfp4-host-path kind version flag site
   mkdir -p "$dir"
   $PY python/cutlass_overhead/stamp.py --series patch/series-v4.2.0 --series patch/series-v4.3.5 \
     --note "label: host path on Hopper, no tensor-core math (never a Blackwell number)" > "$dir/stamp.txt"
@@ -189,13 +191,8 @@ stage_suites() {
   # alone on the machine (the GEMM suites check against a host reference on every core), in a call of their own:
   # $CUTLASS_SUITES_BINS = "TAR|SERIES|LABEL[|SETTINGS] ..." (SERIES a series file or PR folders joined by commas, or
   # none; SETTINGS the pack's one-commit settings, e.g. COMMITS=1,PARENT_CODE=1,FILTER=..., as it was built with).
-  # The committed comparison of PR 1 with pristine main, each packed with PHASE=build STUB_LIBCUDA=1
-  # SERIES_TARGETS="" SUITES="<the two cluster GEMM suites>" (SERIES=none, SERIES=pr1-portable-clusters):
-  #   SUITES_RUN_TIMEOUT=110 CUTLASS_SUITES_BINS="pristine.tar.xz|none|main-pristine pr1.tar.xz|pr1-portable-clusters|main-pr1-alone"
-  # (fill-pr-results.py puts main-pristine's line beside a suite that PR 1 alone did not finish).
-  local gpu dir src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)} packed tarball prs label
-  gpu=$($PY python/cutlass_overhead/stamp.py --gpu-tag)
-  dir=$out/$gpu-cutlass-suites
+  # The committed runs and their packs: docs/results/h200-cutlass-suites/README.md.
+  local dir=$out/$gpu-cutlass-suites src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)} packed tarball prs label
   mkdir -p "$dir"
   for packed in ${CUTLASS_SUITES_BINS:?set CUTLASS_SUITES_BINS}; do
     IFS='|' read -r tarball prs label settings <<< "$packed"
@@ -209,7 +206,7 @@ stage_suites() {
 stage_cutlass() {
   # On CUTLASS main ($CUTLASS_MAIN_GIT, BASE pristine): the whole series' targets, CUTLASS's suites
   # ($CUTLASS_DEVICE_SUITES, built here) and every break check; and each PR alone (ALONE).
-  local dir=$out/h200-cutlass-tests src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)} prs
+  local dir=$out/$gpu-cutlass-tests src=${CUTLASS_MAIN_GIT:?set CUTLASS_MAIN_GIT (a CUTLASS git repository)} prs
   mkdir -p "$dir"
   for prs in "${ALONE[@]}"; do
     PHASE=all SERIES="$prs" SERIES_TARGETS="$(page_targets "${prs##* }")" SUITES="" JOBS=4 \

@@ -226,3 +226,10 @@ def test_the_scripts_stamp_through_the_stamp_cli_and_hash_no_series_themselves()
         assert "python/cutlass_overhead/stamp.py" in text or "cutlass_overhead.stamp" in text, name
         assert "sha256sum" not in text, f"{name} computes a hash of its own"
         assert "nvidia-smi" not in text, f"{name} asks for the GPU and driver itself"
+
+
+def test_gpu_evidence_names_every_output_folder_for_the_gpu_that_ran_it() -> None:
+    # A lent machine may be an H100 or an H200: no stage writes under a fixed GPU's name (stamp.py --gpu-tag).
+    text = (REPO / "scripts/gpu-evidence.sh").read_text()
+    assert "--gpu-tag" in text
+    assert not re.findall(r"\$out/h[0-9]", text), "a stage writes under a fixed GPU's folder name"
