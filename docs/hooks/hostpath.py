@@ -113,7 +113,8 @@ def pipeline_reading(doc: dict[str, Any]) -> dict[str, Any]:
         # the caller's fix at -O0 (None in a reading from before the timings step had them)
         "kept_gemm": (timings.get("O0/kept_gemm") or {}).get("host"),
         "update_run": (timings.get("O0/update_run") or {}).get("host")}
-    return {"host": timings["original/issue_pattern"]["host"], "suspects": suspects, "o0": o0,
+    return {"host": timings["original/issue_pattern"]["host"], "kept_gemm": timings["original/kept_gemm"]["host"],
+            "suspects": suspects, "o0": o0,
             "first_call_us": first["first_us"], "second_call_us": first["second_us"],
             "elapsed_s": doc["elapsed_s"], "quick": doc["stamp"]["quick"], "attribute": attribute,
             "phases_us": {key.split("/")[0]: {p["phase"]: p["measured_us"] for p in phases}
