@@ -30,6 +30,7 @@ print(series_file(pathlib.Path(sys.argv[2]), sys.argv[3]))' "$root/python/cutlas
 else
   series=$root/patch/series-v4.2.0 cutlass_label="4.2.0 (nvidia-cutlass wheel)"
 fi
+rm -rf "$dir"  # a whole build each time: the time and size it prints are what a first build on the board costs
 mkdir -p "$(dirname "$log")" "$dir"
 {
   echo "# scripts/thor-build.sh"
