@@ -90,3 +90,27 @@ def test_a_log_of_other_diff_hashes_is_marked_as_an_earlier_revision(tmp_path: P
     assert "earlier revision" in fill.earlier_revision([older], [folder])
     assert "earlier revision" in fill.earlier_revision([current, older], [folder])
     assert "earlier revision" in fill.earlier_revision([older, current], [folder])  # a current log vouches for no other
+
+
+def test_one_commit_logs_list_each_commit_then_its_tests_on_the_code_before_it(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    fill = _fill()
+    tests, suites = tmp_path / "h200-cutlass-tests", tmp_path / "h100-cutlass-suites"
+    tests.mkdir(), suites.mkdir()
+    monkeypatch.setattr(fill, "TESTS", tests)
+    monkeypatch.setattr(fill, "SUITES", [suites])
+    monkeypatch.setattr(fill, "REPO", tmp_path)  # the pages name logs from there
+    monkeypatch.setattr(fill, "series_breaks", lambda folder: [])  # which reads the checkout's scripts/
+    stamp = "# gpu, driver: NVIDIA H100 80GB HBM3, 580.159.04\n"
+    for name, said in [("0002-run", "rc 0; [  PASSED  ] 7 tests."), ("0001-run", "rc 0; [  PASSED  ] 5 tests."),
+                       ("0001-parent-code-run", "FAILED as it must (rc 1; [  FAILED  ] 1 tests.)"),
+                       ("0001-build", "built")]:
+        (suites / f"cutlass-suites-main-pr1-{name}.log").write_text(f"{stamp}cutlass_test_unit_cluster_launch: {said}\n")
+    (suites / "cutlass-suites-main-series-x-run.log").write_text(f"{stamp}cutlass_test_unit_util: rc 0; [  PASSED  ] 11 tests.\n")
+    text = fill.part_tests("pr1-portable-clusters", {})
+    block = text.split("One commit at a time (`h100-cutlass-suites/`):\n")[1].split("\n\n")[0].splitlines()
+    assert block == ["- `0001`: `cutlass_test_unit_cluster_launch` 5 passed",
+                     "- `0001` tests, on the code before it: `cutlass_test_unit_cluster_launch` FAILED as it must",
+                     "- `0002`: `cutlass_test_unit_cluster_launch` 7 passed"]
+    assert "`h100-cutlass-suites/`, packed, on an NVIDIA H100 80GB HBM3" in text
+    assert "- `cutlass_test_unit_util`: 11 passed" in text
