@@ -196,8 +196,9 @@ stage_suites() {
   mkdir -p "$dir"
   for packed in ${CUTLASS_SUITES_BINS:?set CUTLASS_SUITES_BINS}; do
     IFS='|' read -r tarball prs label settings <<< "$packed"
+    IFS=',' read -ra settings <<< "$settings"  # as words, never globbed (a FILTER may hold '*')
     mkdir -p "$dir/suites" && cp "$tarball" "$dir/suites/cutlass-suites-bin.tar.xz"
-    env ${settings//,/ } PHASE=run SERIES="${prs//,/ }" SERIES_TARGETS="" LABEL=$label REPO_COMMIT=$CO_GIT_COMMIT \
+    env ${settings[@]+"${settings[@]}"} PHASE=run SERIES="${prs//,/ }" SERIES_TARGETS="" LABEL=$label REPO_COMMIT=$CO_GIT_COMMIT \
       RUN_TIMEOUT=${SUITES_RUN_TIMEOUT:-200} scripts/cutlass-suites.sh "$src" "$dir/suites" > /dev/null 2>&1 || status=1
     mv "$dir/suites/cutlass-suites-$label-run.log" "$dir/" && rm -rf "$dir/suites"
   done
