@@ -4,6 +4,11 @@ same measurement as the last one? For each timed block (timings) and target rati
 whether the IQRs overlap; for each counted variant, whether its calls per call are identical. No GPU needed.
 
     scripts/compare-runs.py OLD_COMMIT > docs/results/compare-runs-OLD_COMMIT.log
+
+Readings of different lent machines differ by more than a run's IQR. So `--processes DIR` compares the pipelines
+stage's readings instead (scripts/gpu-evidence.sh pipelines: an earlier commit's report and this one's, in
+alternating processes on one machine, DIR/old-<i>/ and DIR/new-<i>/): per quantity, each process's median, how far
+the medians move between processes of one pipeline, and whether the two pipelines' medians overlap.
 """
 
 from __future__ import annotations
@@ -25,13 +30,13 @@ _spec.loader.exec_module(harness)
 spread = harness.spread_text
 
 
-# Schema 2 named the modes "seed" and "floor" (results.py says what schema 3 renamed): old keys in new names.
+# Schemas 1 and 2 named the modes "seed" and "floor" (results.py says what schema 3 renamed): old keys in new names.
 SCHEMA_2_NAMES = {r"/seed\b": "/issue_pattern", r"/floor\b": "/kept_gemm", r"^patched_vs_floor$": "patched_vs_kept_gemm"}
 
 
 def in_new_names(reading: dict[str, Any]) -> dict[str, Any]:
-    """A schema-2 reading's timings, targets and counts under their schema-3 keys; a newer reading as it is."""
-    if reading.get("schema") != 2:
+    """A schema-1 or -2 reading's timings, targets and counts under their schema-3 keys; a newer reading as it is."""
+    if reading.get("schema", 3) >= 3:
         return reading
 
     def name(key: str) -> str:
@@ -63,6 +68,57 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str], int, i
     return lines, seen, overlapping
 
 
+def quantities(reading: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Every timed block's host spread and every target ratio of a reading, by name."""
+    timed = {f"timings {k}": v["host"] for k, v in reading["timings"].items() if v.get("host")}
+    return {**timed, **{f"target {k}": v for k, v in (reading.get("targets") or {}).items()}}
+
+
+def pairs_overlapping(a: list[dict[str, float]], b: list[dict[str, float]], same: bool) -> tuple[int, int]:
+    """(pairs whose IQRs overlap, pairs): a's readings against b's, or against each other when `same`."""
+    pairs = [(x, y) for i, x in enumerate(a) for j, y in enumerate(b) if not same or i < j]
+    return sum(harness.overlaps(x, y) for x, y in pairs), len(pairs)
+
+
+def compare_processes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> tuple[list[str], int, int]:
+    """(lines, quantities in every reading, those whose old and new process medians overlap)."""
+    lines, seen, matching = [], 0, 0
+    per_reading = [quantities(r) for r in (*old, *new)]
+    for name in (k for k in per_reading[0] if all(k in q for q in per_reading)):
+        sides = [[q[name] for q in per_reading[:len(old)]], [q[name] for q in per_reading[len(old):]]]
+        medians = [[s["median"] for s in side] for side in sides]
+        iqr = harness.median([(s["q3"] - s["q1"]) / s["median"] for side in sides for s in side])
+        moves = [(max(m) - min(m)) / harness.median(m) for m in medians]
+        match = min(medians[1]) <= max(medians[0]) and min(medians[0]) <= max(medians[1])
+        seen, matching = seen + 1, matching + match
+        aa = [pairs_overlapping(side, side, True) for side in sides]
+        ab = pairs_overlapping(sides[0], sides[1], False)
+        lines.append(f"  {name}: old {' '.join(f'{m:.2f}' for m in medians[0])} | new "
+                     f"{' '.join(f'{m:.2f}' for m in medians[1])} | IQR {iqr:.1%} of the median; medians move "
+                     f"{moves[0]:.1%} (old) {moves[1]:.1%} (new) between processes | IQRs overlap old/old "
+                     f"{aa[0][0]} of {aa[0][1]}, new/new {aa[1][0]} of {aa[1][1]}, old/new {ab[0]} of {ab[1]} | "
+                     f"medians {'overlap' if match else 'DO NOT overlap'}")
+    for variant in (new[0].get("counts") or {}):
+        same = len({json.dumps((r.get("counts") or {}).get(variant, {}).get("totals"), sort_keys=True)
+                    for r in (*old, *new)}) == 1
+        lines.append(f"  counts {variant}: {'identical in every process' if same else 'DIFFERENT'}")
+    return lines, seen, matching
+
+
+def main_processes(directory: Path) -> int:
+    sides = [[in_new_names(json.loads(p.read_text())) for p in sorted(directory.glob(f"{side}-*/results.json"))]
+             for side in ("old", "new")]
+    if not all(sides):
+        sys.exit(f"compare-runs.py: {directory} holds no old-*/results.json or no new-*/results.json")
+    commits = [side[0]["stamp"].get("git_commit") for side in sides]
+    print(f"# compare-runs.py --processes {directory.name}: {len(sides[0])} processes at {commits[0]} (old) and "
+          f"{len(sides[1])} at {commits[1]} (new), alternating on one machine")
+    lines, seen, matching = compare_processes(*sides)
+    print("\n".join(lines))
+    print(f"\n{matching} of {seen} quantities: the old and new process medians overlap")
+    return 0
+
+
 def main(old_commit: str) -> int:
     new_commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, check=True).stdout.strip()
@@ -86,6 +142,8 @@ def main(old_commit: str) -> int:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--processes":
+        sys.exit(main_processes(Path(sys.argv[2])))
     if len(sys.argv) != 2:
-        sys.exit("usage: scripts/compare-runs.py OLD_COMMIT")
+        sys.exit("usage: scripts/compare-runs.py OLD_COMMIT | --processes DIR")
     sys.exit(main(sys.argv[1]))

@@ -27,6 +27,10 @@
 #            (scripts/cutlass-suites.sh PHASE=build; SERIES a series file or PR folders joined by commas), run
 #            here in a call of their own (with "cutlass" in one call they came within 5 s of its 600 s)
 #            -> OUT/<gpu>-cutlass-suites/
+#   pipelines  is this pipeline the old one's measurement? The report of an earlier commit ($OLD_TREE, its files, e.g.
+#            `git archive`; $OLD_COMMIT, its hash) and of this tree, both built alike (4.2.0 wheel, 90a, experiments),
+#            run in alternating processes ($PROCESSES each, default 3) on this machine: old against new, and
+#            each against itself (scripts/compare-runs.py --processes)  -> OUT/<gpu>-pipelines/
 # Both packages are regular (not editable) installs: an editable install's import hook would shadow the
 # v4.3.5 package that PYTHONPATH puts first.
 # Env: TEST_ARGS (extra pytest arguments), REPORT_435_ARGS (e.g. --quick for the v4.3.5 report), NVFP4_VERSIONS
@@ -221,7 +225,33 @@ stage_cutlass() {
   grep -h '^## result' "$dir"/cutlass-suites-main-*-alone-all.log
 }
 
-for s in build test breaks report asserts nvfp4 cutlass suites; do
+stage_pipelines() {
+  # The same options for both (the old commit may predate the build profiles): no profile, the environment's.
+  local dir=$out/$gpu-pipelines old=${OLD_TREE:?set OLD_TREE (files of the earlier commit)} side i pids=()
+  : "${OLD_COMMIT:?set OLD_COMMIT (hash of the earlier commit)}"
+  mkdir -p "$dir"
+  stamp "$dir" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0
+  for side in old new; do
+    ( cd "$([ $side = old ] && echo "$old" || echo "$root")" || exit 1
+      export CO_PROFILE= CO_CUDA_ARCHS=90a CO_BUILD_EXPERIMENTS=ON CO_NVFP4_HOST_PATH_ON_HOPPER=OFF CO_BUILD_ABLATION=OFF
+      time $PY -m pip install --no-build-isolation --no-deps --no-index -v --upgrade --target "$root/build/site-$side" . \
+        -Cbuild-dir="$root/build/pipelines-$side"
+    ) > "$dir/build-$side.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${pids[@]}"; do
+    wait "$i" || { echo "a pipelines build failed"; tail -20 "$dir"/build-*.log; status=1; return; }
+  done
+  for i in $(seq "${PROCESSES:-3}"); do  # alternating, so drift over the call hits both alike
+    for side in old new; do
+      (cd /tmp && CO_GIT_COMMIT=$([ $side = old ] && echo "$OLD_COMMIT" || echo "$CO_GIT_COMMIT") \
+        PYTHONPATH=$root/build/site-$side $PY -m cutlass_overhead --out "$dir/$side-$i") > "$dir/$side-$i.log" 2>&1 || status=1
+    done
+  done
+  $PY scripts/compare-runs.py --processes "$dir" | tee "$dir/compare.log"
+}
+
+for s in build test breaks report asserts nvfp4 cutlass suites pipelines; do
   for want in "$@"; do
     if [ "$want" = "$s" ]; then
       echo "== $s ($(date -u +%T))"

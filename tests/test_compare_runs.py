@@ -44,3 +44,31 @@ def test_a_schema_2_reading_is_compared_under_the_new_names() -> None:
     lines, seen, overlapping = compare_runs.compare(compare_runs.in_new_names(old), new)
     assert (seen, overlapping) == (4, 4) and not any("only in" in line for line in lines)
     assert "  counts original/issue_pattern: identical" in lines
+
+
+def process(median: float, encodes: int = 8) -> dict[str, Any]:
+    return {"schema": 3, **reading(median - 0.5, median + 0.5, encodes)}
+
+
+def test_process_medians_that_interleave_match_and_each_pipeline_is_compared_with_itself() -> None:
+    lines, seen, matching = compare_runs.compare_processes([process(10.0), process(12.0)],
+                                                            [process(11.0), process(13.5)])
+    assert (seen, matching) == (1, 1)
+    timed = next(line for line in lines if line.startswith("  timings original/issue_pattern"))
+    assert "old 10.00 12.00 | new 11.00 13.50" in timed and "medians overlap" in timed
+    assert "old/old 0 of 1, new/new 0 of 1, old/new 2 of 4" in timed  # 10|11 and 12|11 touch; 10|13.5 and 12|13.5 do not
+    assert "medians move 18.2% (old) 20.4% (new)" in timed
+    assert "  counts original/issue_pattern: identical in every process" in lines
+
+
+def test_process_medians_apart_and_a_count_that_changes_in_one_old_process_are_reported() -> None:
+    lines, seen, matching = compare_runs.compare_processes([process(10.0), process(10.2, encodes=4)],
+                                                            [process(12.0), process(12.1)])
+    assert (seen, matching) == (1, 0)
+    assert any("medians DO NOT overlap" in line for line in lines)
+    assert "  counts original/issue_pattern: DIFFERENT" in lines
+
+
+def test_a_schema_1_reading_is_compared_under_the_new_names() -> None:
+    old = {"schema": 1, "timings": {"original/seed": {"host": {"median": 11.0, "q1": 10.0, "q3": 12.0}}}}
+    assert list(compare_runs.in_new_names(old)["timings"]) == ["original/issue_pattern"]
