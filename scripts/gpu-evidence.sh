@@ -29,8 +29,9 @@
 #            -> OUT/<gpu>-cutlass-suites/
 #   pipelines  is this pipeline the old one's measurement? The report of an earlier commit ($OLD_TREE, its files, e.g.
 #            `git archive`; $OLD_COMMIT, its hash) and of this tree, both built alike (4.2.0 wheel, 90a, experiments),
-#            run in alternating processes ($PROCESSES each, default 3) on this machine: old against new, and
-#            each against itself (scripts/compare-runs.py --processes)  -> OUT/<gpu>-pipelines/
+#            run in alternating processes ($PROCESSES each, default 3; $FIRST, old or new, starts each round) on this
+#            machine: old against new, and each against itself (scripts/compare-runs.py --processes)
+#            -> OUT/<gpu>-pipelines-<FIRST>-first/
 # Both packages are regular (not editable) installs: an editable install's import hook would shadow the
 # v4.3.5 package that PYTHONPATH puts first.
 # Env: TEST_ARGS (extra pytest arguments), REPORT_435_ARGS (e.g. --quick for the v4.3.5 report), NVFP4_VERSIONS
@@ -227,7 +228,7 @@ stage_cutlass() {
 
 stage_pipelines() {
   # The same options for both (the old commit may predate the build profiles): no profile, the environment's.
-  local dir=$out/$gpu-pipelines old=${OLD_TREE:?set OLD_TREE (files of the earlier commit)} side i pids=()
+  local first=${FIRST:-old} dir=$out/$gpu-pipelines-${FIRST:-old}-first old=${OLD_TREE:?set OLD_TREE (files of the earlier commit)} side i pids=()
   : "${OLD_COMMIT:?set OLD_COMMIT (hash of the earlier commit)}"
   mkdir -p "$dir"
   stamp "$dir" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0
@@ -243,7 +244,7 @@ stage_pipelines() {
     wait "$i" || { echo "a pipelines build failed"; tail -20 "$dir"/build-*.log; status=1; return; }
   done
   for i in $(seq "${PROCESSES:-3}"); do  # alternating, so drift over the call hits both alike
-    for side in old new; do
+    for side in $first $([ "$first" = old ] && echo new || echo old); do
       (cd /tmp && CO_GIT_COMMIT=$([ $side = old ] && echo "$OLD_COMMIT" || echo "$CO_GIT_COMMIT") \
         PYTHONPATH=$root/build/site-$side $PY -m cutlass_overhead --out "$dir/$side-$i") > "$dir/$side-$i.log" 2>&1 || status=1
     done
