@@ -7,8 +7,9 @@ whether the IQRs overlap; for each counted variant, whether its calls per call a
 
 Readings of different lent machines differ by more than a run's IQR. So `--processes DIR` compares the pipelines
 stage's readings instead (scripts/gpu-evidence.sh pipelines: an earlier commit's report and this one's, in
-alternating processes on one machine, DIR/old-<i>/ and DIR/new-<i>/): per quantity, each process's median, how far
-the medians move between processes of one pipeline, and whether the two pipelines' medians overlap.
+alternating processes on one machine, DIR/old-<i>/ and DIR/new-<i>/, round i): per quantity both measure, each
+process's median, new over old in each round, how far the medians move between processes of one pipeline, and
+whether the two pipelines' medians overlap.
 """
 
 from __future__ import annotations
@@ -93,11 +94,16 @@ def compare_processes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> t
         seen, matching = seen + 1, matching + match
         aa = [pairs_overlapping(side, side, True) for side in sides]
         ab = pairs_overlapping(sides[0], sides[1], False)
+        paired = " ".join(f"{n / o:.3f}" for o, n in zip(*medians))  # old-<i> and new-<i> ran in round i
         lines.append(f"  {name}: old {' '.join(f'{m:.2f}' for m in medians[0])} | new "
-                     f"{' '.join(f'{m:.2f}' for m in medians[1])} | IQR {iqr:.1%} of the median; medians move "
+                     f"{' '.join(f'{m:.2f}' for m in medians[1])} | new/old per round {paired} | "
+                     f"IQR {iqr:.1%} of the median (median over the processes); medians move "
                      f"{moves[0]:.1%} (old) {moves[1]:.1%} (new) between processes | IQRs overlap old/old "
                      f"{aa[0][0]} of {aa[0][1]}, new/new {aa[1][0]} of {aa[1][1]}, old/new {ab[0]} of {ab[1]} | "
                      f"medians {'overlap' if match else 'DO NOT overlap'}")
+    names = [set().union(*per_reading[:len(old)]), set().union(*per_reading[len(old):])]
+    for side, mine, other in (("old", *names), ("new", *names[::-1])):
+        lines += [f"  only in the {side} readings: {', '.join(sorted(mine - other))}"] if mine - other else []
     for variant in (new[0].get("counts") or {}):
         same = len({json.dumps((r.get("counts") or {}).get(variant, {}).get("totals"), sort_keys=True)
                     for r in (*old, *new)}) == 1
@@ -115,7 +121,7 @@ def main_processes(directory: Path) -> int:
           f"{len(sides[1])} at {commits[1]} (new), alternating on one machine")
     lines, seen, matching = compare_processes(*sides)
     print("\n".join(lines))
-    print(f"\n{matching} of {seen} quantities: the old and new process medians overlap")
+    print(f"\n{matching} of {seen} quantities in every reading: the old and new process medians overlap")
     return 0
 
 

@@ -55,10 +55,18 @@ def test_process_medians_that_interleave_match_and_each_pipeline_is_compared_wit
                                                             [process(11.0), process(13.5)])
     assert (seen, matching) == (1, 1)
     timed = next(line for line in lines if line.startswith("  timings original/issue_pattern"))
-    assert "old 10.00 12.00 | new 11.00 13.50" in timed and "medians overlap" in timed
+    assert "old 10.00 12.00 | new 11.00 13.50 | new/old per round 1.100 1.125" in timed and "medians overlap" in timed
     assert "old/old 0 of 1, new/new 0 of 1, old/new 2 of 4" in timed  # 10|11 and 12|11 touch; 10|13.5 and 12|13.5 do not
     assert "medians move 18.2% (old) 20.4% (new)" in timed
     assert "  counts original/issue_pattern: identical in every process" in lines
+
+
+def test_a_quantity_only_one_pipeline_measures_is_named_not_compared() -> None:
+    newer = process(11.0)
+    newer["timings"]["O0/kept_gemm"] = {"host": {"median": 7.0, "q1": 6.5, "q3": 7.5}}
+    lines, seen, _ = compare_runs.compare_processes([process(10.0)], [newer])
+    assert seen == 1 and "  only in the new readings: timings O0/kept_gemm" in lines
+    assert not any(line.startswith("  only in the old") for line in lines)
 
 
 def test_process_medians_apart_and_a_count_that_changes_in_one_old_process_are_reported() -> None:
