@@ -83,7 +83,7 @@ def pairs_overlapping(a: list[dict[str, float]], b: list[dict[str, float]], same
 
 def compare_processes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> tuple[list[str], int, int]:
     """(lines, quantities in every reading, those whose old and new process medians overlap)."""
-    lines, seen, matching = [], 0, 0
+    lines, seen, matching, host_rounds = [], 0, 0, []
     per_reading = [quantities(r) for r in (*old, *new)]
     for name in (k for k in per_reading[0] if all(k in q for q in per_reading)):
         sides = [[q[name] for q in per_reading[:len(old)]], [q[name] for q in per_reading[len(old):]]]
@@ -94,13 +94,18 @@ def compare_processes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> t
         seen, matching = seen + 1, matching + match
         aa = [pairs_overlapping(side, side, True) for side in sides]
         ab = pairs_overlapping(sides[0], sides[1], False)
-        paired = " ".join(f"{n / o:.3f}" for o, n in zip(*medians))  # old-<i> and new-<i> ran in round i
+        rounds = [n / o for o, n in zip(*medians)]  # old-<i> and new-<i> ran in round i
+        host_rounds += [rounds] if name.startswith("timings") else []
+        paired = " ".join(f"{r:.3f}" for r in rounds)
         lines.append(f"  {name}: old {' '.join(f'{m:.2f}' for m in medians[0])} | new "
                      f"{' '.join(f'{m:.2f}' for m in medians[1])} | new/old per round {paired} | "
                      f"IQR {iqr:.1%} of the median (median over the processes); medians move "
                      f"{moves[0]:.1%} (old) {moves[1]:.1%} (new) between processes | IQRs overlap old/old "
                      f"{aa[0][0]} of {aa[0][1]}, new/new {aa[1][0]} of {aa[1][1]}, old/new {ab[0]} of {ab[1]} | "
                      f"medians {'overlap' if match else 'DO NOT overlap'}")
+    if host_rounds:
+        per_round = " ".join(f"{harness.median(r):.3f}" for r in zip(*host_rounds))
+        lines.append(f"  new/old per round, the median over the {len(host_rounds)} host times: {per_round}")
     names = [set().union(*per_reading[:len(old)]), set().union(*per_reading[len(old):])]
     for side, mine, other in (("old", *names), ("new", *names[::-1])):
         lines += [f"  only in the {side} readings: {', '.join(sorted(mine - other))}"] if mine - other else []
@@ -112,7 +117,8 @@ def compare_processes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> t
 
 
 def main_processes(directory: Path) -> int:
-    sides = [[in_new_names(json.loads(p.read_text())) for p in sorted(directory.glob(f"{side}-*/results.json"))]
+    sides = [[in_new_names(json.loads(p.read_text())) for p in
+              sorted(directory.glob(f"{side}-*/results.json"), key=lambda p: int(p.parent.name.split("-")[1]))]
              for side in ("old", "new")]
     if not all(sides):
         sys.exit(f"compare-runs.py: {directory} holds no old-*/results.json or no new-*/results.json")

@@ -56,6 +56,7 @@ def test_process_medians_that_interleave_match_and_each_pipeline_is_compared_wit
     assert (seen, matching) == (1, 1)
     timed = next(line for line in lines if line.startswith("  timings original/issue_pattern"))
     assert "old 10.00 12.00 | new 11.00 13.50 | new/old per round 1.100 1.125" in timed and "medians overlap" in timed
+    assert "  new/old per round, the median over the 1 host times: 1.100 1.125" in lines
     assert "old/old 0 of 1, new/new 0 of 1, old/new 2 of 4" in timed  # 10|11 and 12|11 touch; 10|13.5 and 12|13.5 do not
     assert "medians move 18.2% (old) 20.4% (new)" in timed
     assert "  counts original/issue_pattern: identical in every process" in lines
@@ -80,3 +81,13 @@ def test_process_medians_apart_and_a_count_that_changes_in_one_old_process_are_r
 def test_a_schema_1_reading_is_compared_under_the_new_names() -> None:
     old = {"schema": 1, "timings": {"original/seed": {"host": {"median": 11.0, "q1": 10.0, "q3": 12.0}}}}
     assert list(compare_runs.in_new_names(old)["timings"]) == ["original/issue_pattern"]
+
+
+def test_rounds_are_read_in_number_order_past_nine(tmp_path: Path, capsys: Any) -> None:
+    import json
+    for side in ("old", "new"):
+        for i in range(1, 11):
+            (tmp_path / f"{side}-{i}").mkdir()
+            (tmp_path / f"{side}-{i}" / "results.json").write_text(json.dumps({**process(float(i)), "stamp": {}}))
+    compare_runs.main_processes(tmp_path)
+    assert "old " + " ".join(f"{i:.2f}" for i in range(1, 11)) + " |" in capsys.readouterr().out
