@@ -49,15 +49,20 @@ def in_new_names(reading: dict[str, Any]) -> dict[str, Any]:
                           for section in ("timings", "targets", "counts")}}
 
 
+def quantities(reading: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Every timed block's host spread and every target ratio of a reading, by name."""
+    timed = {f"timings {k}": v["host"] for k, v in reading["timings"].items() if v.get("host")}
+    return {**timed, **{f"target {k}": v for k, v in (reading.get("targets") or {}).items()}}
+
+
 def compare(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str], int, int]:
     """(lines, spreads compared, spreads that overlap)."""
     lines, seen, overlapping = [], 0, 0
-    blocks = [(f"timings {k}", (old["timings"].get(k) or {}).get("host"), v.get("host"))
-              for k, v in new["timings"].items()]
-    blocks += [(f"target {k}", (old.get("targets") or {}).get(k), v) for k, v in (new.get("targets") or {}).items()]
-    for name, was, now in blocks:
-        if not (was and now):
-            lines.append(f"  {name}: only in {'the new' if now else 'the old'} run")
+    before = quantities(old)
+    for name, now in quantities(new).items():
+        was = before.get(name)
+        if not was:
+            lines.append(f"  {name}: only in the new run")
             continue
         seen += 1
         overlap = harness.overlaps(was, now)
@@ -67,12 +72,6 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str], int, i
         same = (old.get("counts") or {}).get(variant, {}).get("totals") == counts.get("totals")
         lines.append(f"  counts {variant}: {'identical' if same else 'DIFFERENT'}")
     return lines, seen, overlapping
-
-
-def quantities(reading: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """Every timed block's host spread and every target ratio of a reading, by name."""
-    timed = {f"timings {k}": v["host"] for k, v in reading["timings"].items() if v.get("host")}
-    return {**timed, **{f"target {k}": v for k, v in (reading.get("targets") or {}).items()}}
 
 
 def pairs_overlapping(a: list[dict[str, float]], b: list[dict[str, float]], same: bool) -> tuple[int, int]:

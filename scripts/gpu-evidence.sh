@@ -228,7 +228,7 @@ stage_cutlass() {
 
 stage_pipelines() {
   # The same options for both (the old commit may predate the build profiles): no profile, the environment's.
-  local first=${FIRST:-old} dir=$out/$gpu-pipelines-${FIRST:-old}-first old=${OLD_TREE:?set OLD_TREE (files of the earlier commit)} side i pids=()
+  local first=${FIRST:-old} dir=$out/$gpu-pipelines-${FIRST:-old}-first old=${OLD_TREE:?set OLD_TREE (files of the earlier commit)} side i pid pids=()
   : "${OLD_COMMIT:?set OLD_COMMIT (hash of the earlier commit)}"
   mkdir -p "$dir"
   stamp "$dir" "4.2.0 (nvidia-cutlass wheel)" series-v4.2.0
@@ -240,8 +240,8 @@ stage_pipelines() {
     ) > "$dir/build-$side.log" 2>&1 &
     pids+=($!)
   done
-  for i in "${pids[@]}"; do
-    wait "$i" || { echo "a pipelines build failed"; tail -20 "$dir"/build-*.log; status=1; return; }
+  for pid in "${pids[@]}"; do
+    wait "$pid" || { echo "a pipelines build failed"; tail -20 "$dir"/build-*.log; status=1; return; }
   done
   for i in $(seq "${PROCESSES:-3}"); do  # alternating, so drift over the call hits both alike
     for side in $first $([ "$first" = old ] && echo new || echo old); do
