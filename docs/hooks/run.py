@@ -36,7 +36,7 @@ DESCRIPTIONS = {
 SHORT = {"original/issue_pattern": "original", "patched/issue_pattern": "patched", "direct/issue_pattern": "direct", "O0/issue_pattern": "-O0",
          "original/initialize_run": "init + run(stream)", "original/kept_gemm": "kept Gemm", "patched/kept_gemm": "kept Gemm, patched"}
 COUNT_COLUMNS = ("original/issue_pattern", "patched/issue_pattern", "direct/issue_pattern", "original/initialize_run", "original/kept_gemm")
-SEED_VARIANTS = ("original/issue_pattern", "patched/issue_pattern", "direct/issue_pattern", "O0/issue_pattern")
+ISSUE_PATTERN_KEYS = ("original/issue_pattern", "patched/issue_pattern", "direct/issue_pattern", "O0/issue_pattern")
 
 
 def key_cell(key: str) -> str:
@@ -137,7 +137,7 @@ class Run(ExperimentTables):
 
     def table_phase_times(self) -> str:
         timings = self.need("timings")
-        keys = [k for k in (*SEED_VARIANTS, "original/initialize_run") if k in timings]
+        keys = [k for k in (*ISSUE_PATTERN_KEYS, "original/initialize_run") if k in timings]
         phases = [p for p in R.phase_order(self.results) if any(timings[k]["phase_us"].get(p) for k in keys)]
         rows = [[f"`{p}`"] + [cell_us(timings[k]["phase_us"].get(p)) for k in keys] for p in phases]
         rows.append(["**sum of phases**"] + [f"**{cell_us(sum(timings[k]['phase_us'].values()))}**" for k in keys])

@@ -145,7 +145,7 @@ def cupti_residue(ctx: Context, before: harness.Spread | None) -> dict[str, Any]
             "after_all_cupti_host_us": after, "ratio": after / before.median}
 
 
-def seed_timeline(ctx: Context, variant: str) -> list[Record]:
+def issue_pattern_timeline(ctx: Context, variant: str) -> list[Record]:
     w, p = ctx.headline, ctx.plan
     for _ in range(p.warmup):
         w.run(variant)
@@ -163,7 +163,7 @@ def measure_timelines(ctx: Context, errors: Errors) -> dict[str, list[Record]]:
     timelines: dict[str, list[Record]] = {}
     for variant in ATTRIBUTION_VARIANTS:
         if variant in ctx.kernel.variants:
-            records = attempt(errors, f"timeline {variant}", lambda: seed_timeline(ctx, variant))
+            records = attempt(errors, f"timeline {variant}", lambda: issue_pattern_timeline(ctx, variant))
             if records is not None:
                 timelines[variant] = records
     return timelines
