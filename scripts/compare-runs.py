@@ -32,7 +32,7 @@ spread = harness.spread_text
 
 
 # Schemas 1 and 2 named the modes "seed" and "floor" (results.py says what schema 3 renamed): old keys in new names.
-SCHEMA_2_NAMES = {r"/seed\b": "/issue_pattern", r"/floor\b": "/kept_gemm", r"^patched_vs_floor$": "patched_vs_kept_gemm"}
+OLD_SCHEMA_NAMES = {r"/seed\b": "/issue_pattern", r"/floor\b": "/kept_gemm", r"^patched_vs_floor$": "patched_vs_kept_gemm"}
 
 
 def in_new_names(reading: dict[str, Any]) -> dict[str, Any]:
@@ -41,7 +41,7 @@ def in_new_names(reading: dict[str, Any]) -> dict[str, Any]:
         return reading
 
     def name(key: str) -> str:
-        for was, now in SCHEMA_2_NAMES.items():
+        for was, now in OLD_SCHEMA_NAMES.items():
             key = re.sub(was, now, key)
         return key
 

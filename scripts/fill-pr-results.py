@@ -206,7 +206,8 @@ def part_tests(folder: str, results: dict[str, Any]) -> str:
         lines.append("")
     # One commit at a time (COMMITS=N), and each commit's tests on the code before it (PARENT_CODE=1).
     commit_logs = sorted((log for d in [TESTS, *SUITES] for log in d.glob(f"cutlass-suites-main-{prefix}-0*.log")
-                          if not log.name.endswith("-build.log")), key=lambda log: (log.name[:-8], log.name))
+                          if not log.name.endswith("-build.log")),
+                         key=lambda log: re.sub(r"-(run|all)\.log$", "", log.name))  # a commit, then its -parent-code
     if commit_logs:
         where = ", ".join(sorted({f"`{log.parent.relative_to(REPO)}/`" for log in commit_logs}))
         lines.append(f"One commit at a time ({where}){earlier_revision(commit_logs, [folder])}:")
